@@ -1,0 +1,303 @@
+"""Records → checked knowledge base: the rules the schema alone cannot state.
+
+Cross-references (ids, sources, vocabulary), dates (none in the future, no check before publication), statuses
+(a contradicted claim says what the source says instead), percentages, unit typos, and the arithmetic of
+derived claims, recomputed on every run from the formulas.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Iterable, Optional
+
+from . import formula as F
+from .load import Loaded
+from .model import Claim, Report, Vocabulary
+from .problems import Problem
+from .units import index as unit_index
+
+DEFAULT_TOLERANCE = 0.01  # relative; stated figures are rounded
+ABOUT_TOLERANCE = 0.05
+
+
+@dataclass
+class DerivedCheck:
+    report: str
+    claim: str
+    formula: str
+    computed: Optional[float]
+    stated: Optional[str]
+    tolerance: float
+    ok: bool
+    inputs: list[str] = field(default_factory=list)  # "report/claim" of every reference
+    error: Optional[str] = None
+
+
+@dataclass
+class Checked:
+    """The outcome of the checks: the problems, and what the checks computed along the way."""
+
+    records: list[Loaded]
+    problems: list[Problem] = field(default_factory=list)
+    derived: dict[tuple[str, str], DerivedCheck] = field(default_factory=dict)
+    unnormalized_units: Counter = field(default_factory=Counter)
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "warning"]
+
+
+def check(
+    records: list[Loaded],
+    vocabulary: Vocabulary,
+    today: Optional[date] = None,
+    context: Iterable[Loaded] = (),
+) -> Checked:
+    """Check records against each other, the vocabulary and today's date.
+
+    `context` holds records that formulas may refer to but that are not themselves reported on (the
+    knowledge base, when validating a single new file)."""
+    today = today or date.today()
+    out = Checked(records)
+    units = unit_index(vocabulary)
+    patterns, omissions = set(vocabulary.pattern_ids), set(vocabulary.omission_ids)
+
+    seen_ids: dict[str, Loaded] = {}
+    for rec in records:
+        r = rec.report
+        if r.id in seen_ids:
+            out.problems.append(rec.problem(f"report id {r.id!r} is also used by {seen_ids[r.id].path}", "id"))
+        seen_ids.setdefault(r.id, rec)
+        out.problems += _check_record(rec, patterns, omissions, units, today, out.unnormalized_units)
+
+    by_id = {rec.report.id: rec for rec in context}
+    by_id.update(seen_ids)
+    _check_derived(records, by_id, out)
+    return out
+
+
+def _check_record(rec: Loaded, patterns, omissions, units, today: date, unnormalized: Counter) -> list[Problem]:
+    r: Report = rec.report
+    problems: list[Problem] = []
+    add = problems.append
+
+    stem = Path(rec.path).stem
+    if r.id != stem:
+        add(rec.problem(f"id {r.id!r} must equal the file name {stem!r}", "id"))
+
+    if r.published > today:
+        add(rec.problem(f"published {r.published} is in the future", "published"))
+
+    source_ids: dict[str, int] = {}
+    for i, s in enumerate(r.sources):
+        if s.id in source_ids:
+            line = rec.where("sources", source_ids[s.id], "id")[0]
+            add(rec.problem(f"source id {s.id!r} is used twice (first at line {line})", "sources", i, "id"))
+        source_ids.setdefault(s.id, i)
+        problems += _dates(rec, s.checked, r.published, today, "checked", ("sources", i, "checked"))
+
+    claim_ids: dict[str, int] = {}
+    for i, c in enumerate(r.claims):
+        at = ("claims", i)
+        if c.id in claim_ids:
+            line = rec.where("claims", claim_ids[c.id], "id")[0]
+            add(rec.problem(f"claim id {c.id!r} is used twice (first at line {line})", *at, "id"))
+        claim_ids.setdefault(c.id, i)
+
+        if c.source is not None and c.source not in source_ids:
+            known = ", ".join(source_ids) or "none"
+            add(rec.problem(f"source {c.source!r} is not defined in sources (defined: {known})", *at, "source"))
+        if c.status == "derived":
+            if not c.formula:
+                add(rec.problem("a derived claim needs a formula", *at, "status"))
+            if c.value is None:
+                add(rec.problem("a derived claim needs a stated value to check the formula against", *at, "status"))
+        else:
+            if c.formula:
+                add(rec.problem(f"a formula is only for derived claims (status is {c.status!r})", *at, "formula"))
+            if c.source is None:
+                add(rec.problem("no source: a claim that is not derived should name one of the sources",
+                                *at, "status", severity="warning"))
+            if c.verified is None:
+                add(rec.problem("no check date (verified): the day the figure was checked against the source",
+                                *at, "status", severity="warning"))
+        if c.status == "contradicted" and not c.note:
+            add(rec.problem("a contradicted claim needs a note saying what the source says instead", *at, "status"))
+        if c.verified is not None:
+            problems += _dates(rec, c.verified, r.published, today, "verified", at + ("verified",))
+
+        for j, p in enumerate(c.patterns):
+            if p not in patterns:
+                add(rec.problem(f"unknown pattern {p!r} (known: {', '.join(sorted(patterns))})", *at, "patterns", j))
+        for j, t in enumerate(c.topics):
+            if t not in omissions:
+                add(rec.problem(f"unknown omission {t!r} (known: {', '.join(sorted(omissions))})", *at, "topics", j))
+
+        if c.unit:
+            norm = units.normalize(c.unit)
+            if norm is None:
+                typo = units.likely_typo(c.unit)
+                if typo:
+                    add(rec.problem(f"unit {c.unit!r} looks like a typo of {typo!r}", *at, "unit"))
+                else:
+                    unnormalized[c.unit] += 1
+            elif norm.base == "percent" and c.value is not None:
+                for v in (c.low, c.high):
+                    if not 0 <= v <= 100:
+                        add(rec.problem(f"{v} percent is outside 0–100", *at, "value"))
+                        break
+
+    for key, d in r.disclosures.items():
+        if key not in omissions:
+            add(rec.problem(f"unknown omission {key!r} (known: {', '.join(sorted(omissions))})",
+                            "disclosures", key, key=True))
+        for j, cid in enumerate(d.claims):
+            if cid not in claim_ids:
+                add(rec.problem(f"claim {cid!r} is not in this record", "disclosures", key, "claims", j))
+    return problems
+
+
+def _dates(rec: Loaded, when: date, published: date, today: date, name: str, loc: tuple) -> list[Problem]:
+    if when > today:
+        return [rec.problem(f"{name} {when} is in the future", *loc)]
+    if when < published:
+        return [rec.problem(f"{name} {when} is before the report was published ({published})", *loc)]
+    return []
+
+
+# Derived claims.
+
+
+def tolerance_of(c: Claim) -> float:
+    if c.tolerance is not None:
+        return float(c.tolerance)
+    return ABOUT_TOLERANCE if c.bound == "about" else DEFAULT_TOLERANCE
+
+
+def within(computed: float, c: Claim, tol: float) -> bool:
+    """Whether a computed figure agrees with the claim's stated value, bound and relative tolerance."""
+    low, high = float(c.low), float(c.high)
+    slack_low, slack_high = tol * abs(low), tol * abs(high)
+    if low == high == 0:
+        slack_low = slack_high = tol
+    if c.bound == "at-least" and not c.is_range:
+        return computed >= low - slack_low
+    if c.bound == "at-most" and not c.is_range:
+        return computed <= high + slack_high
+    return low - slack_low <= computed <= high + slack_high
+
+
+def _check_derived(records: list[Loaded], by_id: dict[str, Loaded], out: Checked) -> None:
+    parsed: dict[tuple[str, str], F.Node] = {}
+    results: dict[tuple[str, str], Optional[float]] = {}
+    state: dict[tuple[str, str], str] = {}  # visiting | done
+    own = {id(r) for r in records}  # problems are reported for these records only, not for the context
+
+    def locate(rec: Loaded, claim_id: str) -> tuple[int, Claim]:
+        for i, c in enumerate(rec.report.claims):
+            if c.id == claim_id:
+                return i, c
+        raise KeyError(claim_id)
+
+    def resolve(rec: Loaded, ref: str) -> tuple[Loaded, Claim]:
+        report_id, _, claim_id = ref.rpartition("/")
+        target = by_id.get(report_id) if report_id else rec
+        if target is None:
+            raise F.FormulaError(f"{ref!r}: no report {report_id!r} in the knowledge base")
+        c = target.report.claim(claim_id)
+        if c is None:
+            where = f"report {report_id!r}" if report_id else "this record"
+            raise F.FormulaError(f"{ref!r}: no claim {claim_id!r} in {where}")
+        return target, c
+
+    def compute(rec: Loaded, c: Claim, chain: list[str]) -> Optional[float]:
+        key = (rec.report.id, c.id)
+        if state.get(key) == "done":
+            return results[key]
+        if state.get(key) == "visiting":
+            cycle = " → ".join(chain[chain.index(f"{key[0]}/{key[1]}"):] + [f"{key[0]}/{key[1]}"])
+            raise _Cycle(cycle)
+        state[key] = "visiting"
+        chain = chain + [f"{key[0]}/{key[1]}"]
+        i, _ = locate(rec, c.id)
+        loc = ("claims", i, "formula")
+        value: Optional[float] = None
+        check = DerivedCheck(rec.report.id, c.id, c.formula or "", None, c.value_text, tolerance_of(c), False)
+        try:
+            node = parsed.get(key) or F.parse(c.formula or "")
+            parsed[key] = node
+
+            def lookup(ref: str) -> float:
+                target, tc = resolve(rec, ref)
+                if tc.status == "derived" and tc.formula:
+                    v = compute(target, tc, chain)
+                    if v is None:
+                        raise F.FormulaError(f"{ref!r} could not be computed")
+                    return v
+                if tc.value is None:
+                    raise F.FormulaError(f"{ref!r} has no figure")
+                if tc.is_range:
+                    raise F.FormulaError(f"{ref!r} is a range; a formula needs a single figure")
+                return float(tc.value)
+
+            check.inputs = [r if "/" in r else f"{rec.report.id}/{r}" for r in F.references(node)]
+            value = F.evaluate(node, lookup)
+            check.computed = value
+            if c.value is not None:
+                check.ok = within(value, c, check.tolerance)
+                if not check.ok and id(rec) in own:
+                    out.problems.append(rec.problem(
+                        f"derived figure does not add up: {c.formula} = {_fmt(value)}, but the claim states "
+                        f"{c.value_text} ({c.bound}, tolerance {check.tolerance:g})", *loc))
+        except _Cycle as cyc:
+            check.error = f"formula cycle: {cyc}"
+            if id(rec) in own:
+                out.problems.append(rec.problem(check.error, *loc))
+            state[key] = "done"
+            results[key] = None
+            out.derived[key] = check
+            raise
+        except F.FormulaError as e:
+            check.error = str(e)
+            if id(rec) in own:
+                out.problems.append(rec.problem(f"formula {c.formula!r}: {e}", *loc))
+        state[key] = "done"
+        results[key] = value
+        out.derived[key] = check
+        return value
+
+    targets = [(rec, c) for rec in records for c in rec.report.claims if c.formula]
+    for rec, c in targets:
+        try:
+            compute(rec, c, [])
+        except _Cycle:
+            pass
+
+
+class _Cycle(Exception):
+    pass
+
+
+def _fmt(x: float) -> str:
+    if x == 0 or 1e-3 <= abs(x) < 1e7:
+        return f"{x:.6g}"
+    return f"{x:.4g}"
+
+
+def is_citable(c: Claim, today: date, max_age_days: int = 365) -> tuple[bool, str]:
+    """Whether a claim may be cited (confirmed or secondary, check not stale), and why not."""
+    if c.status not in ("confirmed", "secondary"):
+        return False, f"status is {c.status}"
+    if c.verified is None:
+        return False, "it has no check date"
+    age = (today - c.verified).days
+    if age > max_age_days:
+        return False, f"its check is {age} days old (limit {max_age_days})"
+    return True, ""

@@ -1,0 +1,106 @@
+"""The `kb` command: a thin click layer over the library. Exit codes: 0 ok, 1 problems found, 2 bad input."""
+
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+
+from .pipeline import DEFAULT_CLAIMS, validate as run_validate
+from .problems import under_github_actions
+
+CLAIMS_OPTION = click.option(
+    "--claims",
+    "claims_dir",
+    default=DEFAULT_CLAIMS,
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="The knowledge base: a folder of records with its _vocabulary.yaml.",
+)
+FORMAT_TEXT_JSON = click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+    help="text for people, json for programs.",
+)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="report-claims")
+def cli() -> None:
+    """report-claims: the quantified claims of large-model training reports, checked, with sources.
+
+    Records live in claims/ (one YAML file per report, format v1). Start with `kb validate`.
+    """
+
+
+@contextmanager
+def progress_bar(label: str):
+    """A progress bar on a terminal (stderr), nothing otherwise."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+
+    def wrap(items):
+        items = list(items)
+        if len(items) < 20:
+            return items
+        return _iter_bar(items, label)
+
+    yield wrap
+
+
+def _iter_bar(items, label):
+    with click.progressbar(items, label=label, file=sys.stderr) as bar:
+        yield from bar
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@CLAIMS_OPTION
+@FORMAT_TEXT_JSON
+@click.option("--strict", is_flag=True, help="Treat warnings (a claim without source or check date) as problems.")
+def validate(paths: tuple[str, ...], claims_dir: str, fmt: str, strict: bool) -> None:
+    """Check record files: every problem in every file, as file:line:col: message (field).
+
+    PATHS are files or folders (default: the --claims folder). Records already in the knowledge base serve
+    as context, so a formula may refer to their claims. Under GitHub Actions (GITHUB_ACTIONS=true) problems
+    are printed as ::error annotations.
+
+    Exit status: 0 no problems, 1 problems found, 2 a path cannot be read (missing, not UTF-8).
+    """
+    with progress_bar("Validating") as bar:
+        result = run_validate(paths, claims_dir=claims_dir, progress=bar)
+    failing = [p for p in result.problems if p.severity == "error" or strict]
+    code = 2 if result.unreadable else 1 if failing else 0
+    if fmt == "json":
+        click.echo(json.dumps({
+            "ok": code == 0,
+            "files": result.loaded.files,
+            "records": len(result.loaded.records),
+            "claims": result.claims,
+            "problems": [p.as_dict() for p in result.problems],
+            "units_not_normalized": dict(result.checked.unnormalized_units) if result.checked else {},
+        }, indent=2, default=str))
+        sys.exit(code)
+    github = under_github_actions()
+    for p in result.problems:
+        click.echo(p.github() if github else str(p))
+    if result.checked and result.checked.unnormalized_units:
+        units = ", ".join(f"{u!r}" for u in sorted(result.checked.unnormalized_units))
+        click.echo(f"note: units not in the vocabulary (kept as written, not normalized): {units}", err=True)
+    errors = len(result.errors)
+    warnings = len(result.problems) - errors
+    summary = (f"{result.loaded.files} files, {len(result.loaded.records)} records, {result.claims} claims: "
+               f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}")
+    click.echo(summary, err=True)
+    sys.exit(code)
+
+
+def main() -> None:
+    cli(prog_name="kb")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,369 @@
+"""Files → records: read YAML strictly, validate with the models, and report every problem with file:line:col.
+
+The YAML is parsed by libyaml (PyYAML's C parser) into nodes, and the nodes are turned into Python data here
+rather than by PyYAML's constructors, because those read YAML 1.1 (`no` is False, `3.10` is 3.1, `1e25` is a
+string, `12:30` is 750) and silently keep the last of two duplicate keys. Here:
+
+- a scalar stays the text that was written, and the model's field type decides what it means (a date field
+  parses a date, a figure field parses a number, a string field keeps "3.10" and "no" as written); only the
+  YAML 1.2 null spellings (`~`, `null`, empty) become None;
+- duplicate keys are an error naming both lines; explicit tags other than !!str/!!seq/!!map are rejected;
+- aliases are followed, but the number of nodes built from one file and the nesting depth are bounded, so an
+  alias bomb or a deeply nested file fails fast with a message instead of eating the machine.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Optional, Union, get_args, get_origin
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from .model import SLUG, Report, Vocabulary
+from .problems import Problem
+
+MAX_FILE_BYTES = 10 * 1024 * 1024
+MAX_NODES = 100_000  # nodes built from one file, aliases counted each time they are followed
+MAX_DEPTH = 64
+
+VOCABULARY_FILE = "_vocabulary.yaml"
+_NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
+_PLAIN = "!kb/plain"
+_QUOTED = "!kb/quoted"
+_ALLOWED_TAGS = {"tag:yaml.org,2002:str", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map", "!"}
+
+Loc = tuple  # a path into the data: ("claims", 3, "value")
+
+
+class _NodeLoader(yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader):  # type: ignore[misc]
+    """Composes nodes only; scalars are tagged plain or quoted instead of being resolved by YAML 1.1 rules."""
+
+    def resolve(self, kind, value, implicit):  # noqa: D401 - PyYAML's hook
+        if kind is yaml.ScalarNode:
+            if implicit[0]:
+                return _PLAIN
+            if implicit[1]:
+                return _QUOTED
+        return super().resolve(kind, value, implicit)
+
+
+class YamlError(Exception):
+    def __init__(self, message: str, line: Optional[int] = None, col: Optional[int] = None):
+        super().__init__(message)
+        self.message, self.line, self.col = message, line, col
+
+
+@dataclass
+class Positions:
+    """Where each value (and each mapping key) of a loaded file starts, 1-based."""
+
+    values: dict = field(default_factory=dict)
+    keys: dict = field(default_factory=dict)
+
+    def find(self, loc: Loc, prefer_key: bool = False) -> tuple[Optional[int], Optional[int]]:
+        loc = tuple(loc)
+        if prefer_key and loc in self.keys:
+            return self.keys[loc]
+        while loc:
+            if loc in self.values:
+                return self.values[loc]
+            loc = loc[:-1]
+        return self.values.get((), (None, None))
+
+
+def _mark(node) -> tuple[int, int]:
+    return node.start_mark.line + 1, node.start_mark.column + 1
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.nodes = 0
+        self.positions = Positions()
+        self.active: set[int] = set()
+
+    def build(self, node, loc: Loc = ()) -> Any:
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise YamlError(
+                f"more than {MAX_NODES:,} values after following aliases (an alias bomb?); refusing to expand",
+                *_mark(node),
+            )
+        if len(loc) > MAX_DEPTH:
+            raise YamlError(f"nested deeper than {MAX_DEPTH} levels", *_mark(node))
+        self.positions.values[loc] = _mark(node)
+        tag = node.tag
+        if isinstance(node, yaml.ScalarNode):
+            if tag == _PLAIN:
+                return None if _NULL.match(node.value) else node.value
+            if tag in (_QUOTED, "tag:yaml.org,2002:str", "!"):
+                return node.value
+            raise YamlError(f"tag {tag!r} is not allowed (only plain values, lists and mappings)", *_mark(node))
+        if tag not in _ALLOWED_TAGS:
+            raise YamlError(f"tag {tag!r} is not allowed (only plain values, lists and mappings)", *_mark(node))
+        if id(node) in self.active:
+            raise YamlError("an alias refers to a value that contains it (a recursive structure)", *_mark(node))
+        self.active.add(id(node))
+        try:
+            if isinstance(node, yaml.SequenceNode):
+                return [self.build(child, loc + (i,)) for i, child in enumerate(node.value)]
+            return self._mapping(node, loc)
+        finally:
+            self.active.discard(id(node))
+
+    def _mapping(self, node, loc: Loc) -> dict:
+        out: dict = {}
+        first: dict = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise YamlError("a key must be a plain word, not a list or mapping", *_mark(key_node))
+            key = key_node.value
+            if key == "<<" and key_node.tag == _PLAIN:
+                raise YamlError("merge keys (<<) are YAML 1.1 only and not supported; write the fields out",
+                                *_mark(key_node))
+            if key in first:
+                line, col = _mark(key_node)
+                raise YamlError(f"duplicate key {key!r}: first at line {first[key][0]}, again at line {line}",
+                                line, col)
+            first[key] = _mark(key_node)
+            self.positions.keys[loc + (key,)] = first[key]
+            out[key] = self.build(value_node, loc + (key,))
+        return out
+
+
+def parse_yaml(text: str) -> tuple[Any, Positions]:
+    """YAML text → (data, positions). Raises YamlError with a 1-based line and column."""
+    try:
+        node = yaml.compose(text, Loader=_NodeLoader)
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        what = e.problem or e.context or "invalid YAML"
+        if e.context and e.problem:
+            what = f"{e.problem} ({e.context})"
+        if mark is None:
+            raise YamlError(what)
+        raise YamlError(what, mark.line + 1, mark.column + 1)
+    except yaml.reader.ReaderError as e:
+        pos = e.position
+        line = text.count("\n", 0, pos) + 1
+        raise YamlError(f"character {e.character!r} is not allowed: {e.reason}", line, pos - (text.rfind("\n", 0, pos) + 1) + 1)
+    except yaml.YAMLError as e:
+        raise YamlError(str(e).splitlines()[0] if str(e) else "invalid YAML")
+    except RecursionError:
+        raise YamlError(f"nested too deeply to parse")
+    if node is None:
+        raise YamlError("the file is empty", 1, 1)
+    builder = _Builder()
+    data = builder.build(node)
+    return data, builder.positions
+
+
+def read_text(path: Path) -> str:
+    """A file's text, or a YamlError saying why it cannot be read (too big, not UTF-8, NUL bytes)."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise YamlError(f"file is {size:,} bytes; records are limited to {MAX_FILE_BYTES:,}")
+        raw = path.read_bytes()
+    except OSError as e:
+        raise YamlError(f"cannot read: {e.strerror or e}")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = raw.count(b"\n", 0, e.start) + 1
+        col = e.start - (raw.rfind(b"\n", 0, e.start) + 1) + 1
+        raise YamlError(f"not valid UTF-8 (byte 0x{raw[e.start]:02x})", line, col)
+    nul = text.find("\x00")
+    if nul >= 0:
+        line = text.count("\n", 0, nul) + 1
+        raise YamlError("contains a NUL byte", line, nul - (text.rfind("\n", 0, nul) + 1) + 1)
+    return text
+
+
+# Validation errors → problems with positions.
+
+
+def _model_at(model: type, loc: Loc) -> Optional[type]:
+    """The pydantic model class that holds the last element of loc, for suggesting field names."""
+    current: Any = model
+    for part in loc[:-1]:
+        if isinstance(part, int) or not (isinstance(current, type) and issubclass(current, BaseModel)):
+            continue
+        f = current.model_fields.get(part)
+        if f is None:
+            return None
+        current = _inner_model(f.annotation)
+    return current if isinstance(current, type) and issubclass(current, BaseModel) else None
+
+
+def _inner_model(annotation: Any) -> Any:
+    for _ in range(5):
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            return annotation
+        args = [a for a in get_args(annotation) if a is not type(None)]
+        if get_origin(annotation) is dict and len(args) == 2:
+            annotation = args[1]
+        elif args:
+            annotation = args[0] if len(args) == 1 or get_origin(annotation) is not Union else args[0]
+        else:
+            return None
+    return None
+
+
+def _suggest(word: str, choices: Iterable[str]) -> str:
+    from rapidfuzz import fuzz, process
+
+    best = process.extractOne(str(word), list(choices), scorer=fuzz.ratio, score_cutoff=70)
+    return f"; did you mean {best[0]!r}?" if best else ""
+
+
+def validation_problems(err: ValidationError, model: type, path: str, positions: Positions) -> list[Problem]:
+    out = []
+    for e in err.errors(include_url=False):
+        loc = tuple(p for p in e["loc"] if not (isinstance(p, str) and ("[" in p or p.startswith("function-"))))
+        kind = e["type"]
+        msg = e["msg"]
+        if msg.startswith("Value error, "):
+            msg = msg[len("Value error, "):]
+        prefer_key = False
+        if kind == "extra_forbidden":
+            holder = _model_at(model, loc)
+            choices = holder.model_fields if holder else []
+            msg = f"unknown field {loc[-1]!r}{_suggest(loc[-1], choices)}"
+            prefer_key = True
+        elif kind == "missing":
+            msg = f"missing required field {loc[-1]!r}"
+        elif kind == "literal_error":
+            expected = e.get("ctx", {}).get("expected", "")
+            choices = re.findall(r"'([^']*)'", expected)
+            msg = f"{e['input']!r} is not one of {expected}{_suggest(e['input'], choices)}"
+        elif kind in ("date_from_datetime_parsing", "date_parsing", "date_type", "date_from_datetime_inexact"):
+            msg = f"{e['input']!r} is not a date (write YYYY-MM-DD)"
+        elif kind == "string_pattern_mismatch" and e.get("ctx", {}).get("pattern") == SLUG:
+            msg = f"{e['input']!r} is not a valid id (lowercase letters, digits and hyphens, starting with a letter)"
+        elif kind == "string_too_long":
+            msg = f"too long: {len(str(e['input'])):,} characters, at most {e['ctx']['max_length']:,}"
+        elif kind in ("string_type", "list_type", "dict_type", "model_type", "model_attributes_type"):
+            msg = f"{msg.rstrip('.')}, got {_kind_of(e['input'])}"
+        line, col = positions.find(loc, prefer_key=prefer_key)
+        field_path = ".".join(str(p) for p in loc) or None
+        out.append(Problem(path, msg, line, col, field_path))
+    return out
+
+
+def _kind_of(v: Any) -> str:
+    if v is None:
+        return "nothing (null)"
+    if isinstance(v, dict):
+        return "a mapping"
+    if isinstance(v, list):
+        return "a list"
+    return repr(v)
+
+
+@dataclass
+class Loaded:
+    """A record read from a file, with where each of its values starts."""
+
+    path: str
+    report: Report
+    positions: Positions
+
+    def where(self, *loc: Any, key: bool = False) -> tuple[Optional[int], Optional[int]]:
+        return self.positions.find(loc, prefer_key=key)
+
+    def problem(self, message: str, *loc: Any, severity: str = "error", key: bool = False) -> Problem:
+        line, col = self.where(*loc, key=key)
+        return Problem(self.path, message, line, col, ".".join(str(p) for p in loc) or None, severity)
+
+
+@dataclass
+class LoadResult:
+    records: list[Loaded] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    files: int = 0
+
+    @property
+    def reports(self) -> list[Report]:
+        return [r.report for r in self.records]
+
+    def extend(self, other: "LoadResult") -> None:
+        self.records += other.records
+        self.problems += other.problems
+        self.files += other.files
+
+
+def load_file(path: Union[str, Path], display: Optional[str] = None) -> LoadResult:
+    """One record file → a LoadResult with the record (if it validated) and every problem found."""
+    path = Path(path)
+    name = display or str(path)
+    result = LoadResult(files=1)
+    try:
+        data, positions = parse_yaml(read_text(path))
+    except YamlError as e:
+        unreadable = e.message.startswith(("cannot read", "not valid UTF-8", "file is"))
+        result.problems.append(Problem(name, e.message, e.line, e.col, unreadable=unreadable))
+        return result
+    if not isinstance(data, dict):
+        result.problems.append(Problem(name, f"a record is a mapping of fields, got {_kind_of(data)}", 1, 1))
+        return result
+    try:
+        report = Report.model_validate(data)
+    except ValidationError as err:
+        result.problems += validation_problems(err, Report, name, positions)
+        return result
+    result.records.append(Loaded(name, report, positions))
+    return result
+
+
+def record_files(path: Union[str, Path]) -> list[Path]:
+    """The record files under a folder: *.yaml and *.yml, recursively, skipping names that start with _ or .
+    (the vocabulary, the template)."""
+    path = Path(path)
+    if not path.is_dir():
+        return [path]
+    files = [p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file()]
+    return sorted(p for p in files if not any(part.startswith(("_", ".")) for part in p.relative_to(path).parts))
+
+
+def load_paths(paths: Iterable[Union[str, Path]], progress: Any = None) -> LoadResult:
+    """Files and folders → records and problems. Every file is read; a bad one never stops the others."""
+    result = LoadResult()
+    for p in paths:
+        p = Path(p)
+        if not p.exists():
+            result.problems.append(Problem(str(p), "no such file or folder", unreadable=True))
+            continue
+        files = record_files(p)
+        for f in progress(files) if progress else files:
+            result.extend(load_file(f))
+    return result
+
+
+def load_vocabulary(path: Union[str, Path]) -> Vocabulary:
+    """The vocabulary file → Vocabulary, or VocabularyError listing its problems."""
+    path = Path(path)
+    try:
+        data, positions = parse_yaml(read_text(path))
+    except YamlError as e:
+        raise VocabularyError([Problem(str(path), e.message, e.line, e.col)])
+    try:
+        return Vocabulary.model_validate(data)
+    except ValidationError as err:
+        raise VocabularyError(validation_problems(err, Vocabulary, str(path), positions))
+
+
+class VocabularyError(Exception):
+    def __init__(self, problems: list[Problem]):
+        super().__init__("\n".join(str(p) for p in problems))
+        self.problems = problems
+
+
+def vocabulary_path(claims_dir: Union[str, Path]) -> Path:
+    """The vocabulary that goes with a claims folder; the packaged one when the folder has none."""
+    p = Path(claims_dir) / VOCABULARY_FILE
+    if p.exists():
+        return p
+    return Path(__file__).resolve().parent.parent / "claims" / VOCABULARY_FILE

@@ -1,0 +1,308 @@
+"""The record format v1 (see DESIGN.md) and the vocabulary, as pydantic models.
+
+Field names here are the contract: add optional fields, rename none. Unknown fields are rejected so a typo in a
+key never drops a figure silently. Values arrive from the loader as the text written in the file (YAML scalars
+are not typed by the parser, see kb/load.py); each field's type decides what the text means.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from decimal import Decimal, InvalidOperation
+from typing import Annotated, Any, Literal, Optional, Union
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
+
+# A record id or claim id: lowercase words joined by hyphens, starting with a letter (so that a formula can
+# tell an id from a number).
+SLUG = r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$"
+Slug = Annotated[str, Field(pattern=SLUG, max_length=100)]
+
+Status = Literal["confirmed", "secondary", "unverified", "contradicted", "derived"]
+Bound = Literal["exact", "about", "at-least", "at-most"]
+Verdict = Literal["disclosed", "partial", "absent"]
+
+# Suffixes a written figure may carry: "14.8T", "2.788M", "119K", "37B".
+SUFFIXES = {"K": Decimal(10) ** 3, "M": Decimal(10) ** 6, "B": Decimal(10) ** 9, "T": Decimal(10) ** 12}
+_NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
+_SUFFIXED = re.compile(r"^([+-]?(?:\d+(?:\.\d*)?|\.\d+))([KMBT])$")
+
+Number = Union[int, float]
+
+
+class FigureError(ValueError):
+    pass
+
+
+def parse_number(text: Any) -> Number:
+    """A figure as written in a record ("419", "3.8e25", "14.8T") as a number, or a clear error.
+
+    Anything whose meaning differs between YAML 1.1 and 1.2, or between readers (thousands separators,
+    leading zeros, sexagesimal 12:30, underscores), is rejected rather than guessed.
+    """
+    if isinstance(text, bool):
+        raise FigureError(f"{text!r} is a boolean, not a figure")
+    if isinstance(text, int):
+        return text
+    if isinstance(text, float):
+        if text != text or text in (float("inf"), float("-inf")):
+            raise FigureError("not a finite number")
+        return text
+    if not isinstance(text, str):
+        raise FigureError(f"expected a number, got {type(text).__name__}")
+    s = text.strip()
+    digits, scale = s, Decimal(1)
+    m = _SUFFIXED.match(s)
+    if m:
+        digits, scale = m.group(1), SUFFIXES[m.group(2)]
+    if not _NUMBER.match(digits):
+        hint = ""
+        if re.match(r"^[+-]?\d{1,3}(,\d{3})+(\.\d+)?$", s):
+            hint = f"; write it without separators ({s.replace(',', '')})"
+        elif "_" in s:
+            hint = f"; write it without underscores ({s.replace('_', '')})"
+        elif re.match(r"^\d+(:\d+)+$", s):
+            hint = "; YAML 1.1 reads this as a base-60 number, quote it or write the figure in one unit"
+        elif re.match(r"^[+-]?[\d.]+\s*-\s*[\d.]+$", s):
+            hint = "; write a range as [low, high]"
+        raise FigureError(f"{text!r} is not a figure (a number, a number with K/M/B/T, or [low, high]){hint}")
+    if re.match(r"^[+-]?0\d", digits):
+        raise FigureError(f"{text!r} has a leading zero, which YAML 1.1 reads as octal; write it without")
+    try:
+        d = Decimal(digits) * scale
+    except InvalidOperation:  # pragma: no cover - the regex admits only valid decimals
+        raise FigureError(f"{text!r} is not a number")
+    if not d.is_finite() or abs(d) > Decimal("1e300"):
+        raise FigureError(f"{text!r} is out of range")
+    if d == d.to_integral_value() and abs(d) < 10**18 and ("." not in digits and "e" not in digits.lower() or m):
+        return int(d)
+    return float(d)
+
+
+def _parse_value(v: Any) -> Any:
+    if v is None:
+        return None
+    if isinstance(v, (list, tuple)):
+        if len(v) != 2:
+            raise FigureError(f"a range is [low, high], got {len(v)} items")
+        low, high = parse_number(v[0]), parse_number(v[1])
+        if low > high:
+            raise FigureError(f"range is not ordered: low {low} > high {high}")
+        return (low, high)
+    return parse_number(v)
+
+
+def _as_number(v: Any) -> Any:
+    return None if v is None else parse_number(v)
+
+
+Value = Annotated[
+    Any,
+    BeforeValidator(_parse_value),
+    WithJsonSchema(
+        {
+            "description": 'A number, a number with a K/M/B/T suffix ("14.8T"), or a range [low, high].',
+            "anyOf": [
+                {"type": "number"},
+                {"type": "string", "pattern": r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?[KMBT]?$"},
+                {
+                    "type": "array",
+                    "minItems": 2,
+                    "maxItems": 2,
+                    "items": {"anyOf": [{"type": "number"}, {"type": "string"}]},
+                },
+                {"type": "null"},
+            ],
+        }
+    ),
+]
+PositiveNumber = Annotated[Any, BeforeValidator(_as_number), WithJsonSchema({"type": "number", "minimum": 0})]
+
+
+def _http_url(v: str) -> str:
+    if not re.match(r"^https?://[^\s/$.?#][^\s]*$", v, re.IGNORECASE):
+        scheme = v.split(":", 1)[0] if ":" in v else ""
+        why = f"the {scheme}: scheme is not allowed" if scheme else "not an absolute URL"
+        raise ValueError(f"URL must be http or https ({why}): {v!r}")
+    return v
+
+
+HttpUrl = Annotated[str, Field(max_length=2000), AfterValidator(_http_url)]
+Text = Annotated[str, Field(min_length=1, max_length=2000)]
+LongText = Annotated[str, Field(min_length=1, max_length=10000)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, validate_default=False)
+
+
+class Source(Strict):
+    id: Slug
+    title: Text
+    url: Optional[HttpUrl] = Field(None, description="http or https only")
+    path: Optional[Annotated[str, Field(max_length=300, pattern=r"^[A-Za-z0-9_./-]+$")]] = Field(
+        None, description="a file in this repository holding the source, where it has no public URL"
+    )
+    kind: Literal["primary", "secondary"]
+    checked: date = Field(description="the day the link was last opened and found to hold")
+    note: Optional[LongText] = None
+
+    @model_validator(mode="after")
+    def _url_or_path(self) -> "Source":
+        if not self.url and not self.path:
+            raise ValueError("a source needs a url (or, for a file kept in this repository, a path)")
+        if self.path and (self.path.startswith("/") or ".." in self.path.split("/")):
+            raise ValueError(f"path must stay inside the repository: {self.path!r}")
+        return self
+
+
+class Claim(Strict):
+    id: Slug
+    statement: Text
+    value: Value = None
+    bound: Bound = "exact"
+    unit: Optional[Annotated[str, Field(max_length=100)]] = None
+    source: Optional[Slug] = None
+    locator: Optional[Text] = None
+    quote: Optional[LongText] = None
+    verified: Optional[date] = None
+    status: Status
+    note: Optional[LongText] = None
+    patterns: list[Slug] = Field(default_factory=list)
+    topics: list[Slug] = Field(default_factory=list)
+    formula: Optional[Annotated[str, Field(max_length=500)]] = None
+    tolerance: Optional[PositiveNumber] = None
+
+    # The figure exactly as written in the file ("2.788M"), for citations.
+    _value_text: Optional[str] = PrivateAttr(default=None)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _keep_written_value(cls, data: Any, handler: Any) -> "Claim":
+        claim = handler(data)
+        if isinstance(data, dict):
+            raw = data.get("value")
+            if isinstance(raw, (list, tuple)):
+                claim._value_text = "–".join(str(x) for x in raw)
+            elif raw is not None:
+                claim._value_text = str(raw)
+        return claim
+
+    @property
+    def value_text(self) -> Optional[str]:
+        return self._value_text
+
+    @property
+    def is_range(self) -> bool:
+        return isinstance(self.value, tuple)
+
+    @property
+    def low(self) -> Optional[Number]:
+        return self.value[0] if self.is_range else self.value
+
+    @property
+    def high(self) -> Optional[Number]:
+        return self.value[1] if self.is_range else self.value
+
+    @field_validator("patterns", "topics")
+    @classmethod
+    def _no_repeats(cls, v: list[str]) -> list[str]:
+        seen = [x for i, x in enumerate(v) if x in v[:i]]
+        if seen:
+            raise ValueError(f"listed twice: {', '.join(sorted(set(seen)))}")
+        return v
+
+
+class Disclosure(Strict):
+    status: Verdict
+    note: Optional[LongText] = None
+    claims: list[Slug] = Field(default_factory=list)
+    locator: Optional[Text] = None
+
+
+class Report(Strict):
+    id: Slug
+    title: Text
+    organization: Text
+    published: date
+    models: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(default_factory=list)
+    summary: Optional[LongText] = None
+    sources: list[Source] = Field(min_length=1)
+    claims: list[Claim] = Field(min_length=1)
+    disclosures: dict[Slug, Disclosure] = Field(default_factory=dict)
+    unsaid: list[LongText] = Field(default_factory=list)
+
+    def claim(self, claim_id: str) -> Optional[Claim]:
+        return next((c for c in self.claims if c.id == claim_id), None)
+
+    def source(self, source_id: str) -> Optional[Source]:
+        return next((s for s in self.sources if s.id == source_id), None)
+
+
+# The vocabulary file (claims/_vocabulary.yaml).
+
+
+class Pattern(Strict):
+    id: Slug
+    title: Text
+    description: LongText
+
+
+class OmissionPart(Strict):
+    id: Slug
+    description: Text
+    question: Text
+    cues: list[Annotated[str, Field(min_length=2, max_length=200)]] = Field(min_length=1)
+
+
+class Omission(Strict):
+    id: Slug
+    title: Text
+    description: LongText
+    parts: list[OmissionPart] = Field(min_length=1)
+
+
+class Unit(Strict):
+    id: Annotated[str, Field(min_length=1, max_length=100)]
+    base: Annotated[str, Field(min_length=1, max_length=100)]
+    scale: PositiveNumber = 1
+    aliases: list[Annotated[str, Field(min_length=1, max_length=100)]] = Field(default_factory=list)
+
+
+class Vocabulary(Strict):
+    version: Literal["1", 1]
+    patterns: list[Pattern] = Field(min_length=1)
+    omissions: list[Omission] = Field(min_length=1)
+    units: list[Unit] = Field(default_factory=list)
+    scales: dict[str, PositiveNumber] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> "Vocabulary":
+        for kind, items in (("pattern", self.patterns), ("omission", self.omissions), ("unit", self.units)):
+            ids = [i.id for i in items]
+            dups = sorted({i for i in ids if ids.count(i) > 1})
+            if dups:
+                raise ValueError(f"{kind} ids listed twice: {', '.join(dups)}")
+        return self
+
+    @property
+    def pattern_ids(self) -> list[str]:
+        return [p.id for p in self.patterns]
+
+    @property
+    def omission_ids(self) -> list[str]:
+        return [o.id for o in self.omissions]
+
+    def omission(self, omission_id: str) -> Optional[Omission]:
+        return next((o for o in self.omissions if o.id == omission_id), None)

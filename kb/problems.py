@@ -1,0 +1,59 @@
+"""A problem found in a file: where, what, and how bad. Every stage of the pipeline reports these."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from typing import Optional
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: str
+    message: str
+    line: Optional[int] = None  # 1-based
+    col: Optional[int] = None  # 1-based
+    field: Optional[str] = None  # dotted path in the record, e.g. claims.3.value
+    severity: str = "error"  # error | warning
+    # error: the file cannot be read at all (missing, not UTF-8); validate exits 2 rather than 1.
+    unreadable: bool = False
+
+    def location(self) -> str:
+        loc = self.path
+        if self.line is not None:
+            loc += f":{self.line}"
+            if self.col is not None:
+                loc += f":{self.col}"
+        return loc
+
+    def __str__(self) -> str:
+        kind = "" if self.severity == "error" else f"{self.severity}: "
+        field = f" ({self.field})" if self.field else ""
+        return f"{self.location()}: {kind}{self.message}{field}"
+
+    def github(self) -> str:
+        """A GitHub Actions workflow command, so the problem shows on the changed line of a pull request."""
+        props = [f"file={_escape_prop(self.path)}"]
+        if self.line is not None:
+            props.append(f"line={self.line}")
+        if self.col is not None:
+            props.append(f"col={self.col}")
+        field = f" ({self.field})" if self.field else ""
+        return f"::{self.severity} {','.join(props)}::{_escape_data(self.message + field)}"
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d.pop("unreadable")
+        return d
+
+
+def _escape_data(s: str) -> str:
+    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_prop(s: str) -> str:
+    return _escape_data(s).replace(":", "%3A").replace(",", "%2C")
+
+
+def under_github_actions() -> bool:
+    return os.environ.get("GITHUB_ACTIONS") == "true"
