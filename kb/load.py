@@ -80,17 +80,10 @@ def _mark(node) -> tuple[int, int]:
 
 class _Builder:
     def __init__(self) -> None:
-        self.nodes = 0
         self.positions = Positions()
         self.active: set[int] = set()
 
     def build(self, node, loc: Loc = ()) -> Any:
-        self.nodes += 1
-        if self.nodes > MAX_NODES:
-            raise YamlError(
-                f"more than {MAX_NODES:,} values after following aliases (an alias bomb?); refusing to expand",
-                *_mark(node),
-            )
         if len(loc) > MAX_DEPTH:
             raise YamlError(f"nested deeper than {MAX_DEPTH} levels", *_mark(node))
         self.positions.values[loc] = _mark(node)
@@ -133,6 +126,30 @@ class _Builder:
         return out
 
 
+def _expanded_size(node, memo: dict, active: set) -> int:
+    """How many values the node expands to once aliases are followed, computed once per distinct node, so a
+    billion-laughs document is measured in microseconds without expanding it."""
+    key = id(node)
+    if key in memo:
+        return memo[key]
+    if key in active:
+        raise YamlError("an alias refers to a value that contains it (a recursive structure)", *_mark(node))
+    if isinstance(node, yaml.ScalarNode):
+        return 1
+    if len(active) > MAX_DEPTH:
+        raise YamlError(f"nested deeper than {MAX_DEPTH} levels", *_mark(node))
+    active.add(key)
+    children = node.value if isinstance(node, yaml.SequenceNode) else [n for pair in node.value for n in pair]
+    total = 1
+    for child in children:
+        total += _expanded_size(child, memo, active)
+        if total > MAX_NODES:
+            break
+    active.discard(key)
+    memo[key] = total
+    return total
+
+
 def parse_yaml(text: str) -> tuple[Any, Positions]:
     """YAML text → (data, positions). Raises YamlError with a 1-based line and column."""
     try:
@@ -155,6 +172,12 @@ def parse_yaml(text: str) -> tuple[Any, Positions]:
         raise YamlError(f"nested too deeply to parse")
     if node is None:
         raise YamlError("the file is empty", 1, 1)
+    size = _expanded_size(node, {}, set())
+    if size > MAX_NODES:
+        raise YamlError(
+            f"{size:,} values after following aliases, more than {MAX_NODES:,} (an alias bomb?); refusing to expand",
+            *_mark(node),
+        )
     builder = _Builder()
     data = builder.build(node)
     return data, builder.positions

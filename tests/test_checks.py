@@ -1,0 +1,220 @@
+"""The checks beyond the schema: each rule, and a record that breaks it."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from conftest import GOOD, replace
+from kb.pipeline import validate
+
+TODAY = date(2026, 11, 29)
+
+
+def problems(kb_dir, today=TODAY, strict=False):
+    result = validate(claims_dir=kb_dir, today=today)
+    return [str(p) for p in result.problems if strict or p.severity == "error"]
+
+
+def one(kb_dir, **kw) -> str:
+    found = problems(kb_dir, **kw)
+    assert len(found) == 1, found
+    return found[0].split(": ", 1)[1]
+
+
+def test_the_good_record_passes_every_check(write, kb_dir):
+    write(GOOD)
+    assert problems(kb_dir, strict=True) == []
+
+
+def test_id_must_equal_the_file_name(write, kb_dir):
+    write(GOOD, name="something-else")
+    assert one(kb_dir) == "id 'example-run' must equal the file name 'something-else' (id)"
+
+
+def test_claim_ids_are_unique(write, kb_dir):
+    write(replace(GOOD, "id: snapshot-days", "id: unexpected-interruptions"))
+    found = problems(kb_dir)
+    assert any(":24:9: claim id 'unexpected-interruptions' is used twice (first at line 13)" in p for p in found)
+
+
+def test_source_ids_are_unique(write, kb_dir):
+    text = replace(GOOD, "claims:\n", "  - id: paper\n    title: Again\n    url: https://example.org/2\n"
+                   "    kind: secondary\n    checked: 2026-08-02\nclaims:\n")
+    write(text)
+    assert one(kb_dir) == "source id 'paper' is used twice (first at line 7) (sources.1.id)"
+
+
+def test_a_claims_source_must_be_defined(write, kb_dir):
+    write(replace(GOOD, "source: paper\n    locator", "source: blog\n    locator"))
+    assert one(kb_dir) == "source 'blog' is not defined in sources (defined: paper) (claims.0.source)"
+
+
+def test_pattern_and_omission_ids_come_from_the_vocabulary(write, kb_dir):
+    text = replace(GOOD, "patterns: [failure-scaling]", "patterns: [failure-scalin]")
+    text = replace(text, "topics: [ops-staffing]", "topics: [staffing]")
+    text = replace(text, "  ops-staffing: {status", "  ops: {status")
+    write(text)
+    found = "\n".join(problems(kb_dir))
+    assert "unknown pattern 'failure-scalin'" in found and "(claims.0.patterns.0)" in found
+    assert "unknown omission 'staffing'" in found and "(claims.0.topics.0)" in found
+    assert ":39:3: unknown omission 'ops'" in found
+
+
+def test_disclosure_evidence_must_be_claims_of_the_record(write, kb_dir):
+    write(replace(GOOD, "claims: [unexpected-interruptions]}", "claims: [no-such-claim]}"))
+    assert one(kb_dir) == "claim 'no-such-claim' is not in this record (disclosures.ops-staffing.claims.0)"
+
+
+@pytest.mark.parametrize("field, old", [("published", "published: 2024-07-23"), ("checked", "checked: 2026-08-02"),
+                                        ("verified", "verified: 2026-08-02")])
+def test_dates_are_not_in_the_future(write, kb_dir, field, old):
+    write(replace(GOOD, old, f"{field}: 2027-01-01"))
+    assert any("2027-01-01 is in the future" in p for p in problems(kb_dir))
+
+
+def test_checks_are_not_before_publication(write, kb_dir):
+    write(replace(GOOD, "verified: 2026-08-02", "verified: 2023-01-01"))
+    assert one(kb_dir) == ("verified 2023-01-01 is before the report was published (2024-07-23) "
+                           "(claims.0.verified)")
+
+
+def test_a_date_must_be_a_date(write, kb_dir):
+    write(replace(GOOD, "verified: 2026-08-02", "verified: August 2"))
+    assert one(kb_dir) == "'August 2' is not a date (write YYYY-MM-DD) (claims.0.verified)"
+
+
+@pytest.mark.parametrize("url", ["javascript:alert(1)", "file:///etc/passwd", "ftp://example.org/x", "example.org"])
+def test_only_http_and_https_urls(write, kb_dir, url):
+    write(replace(GOOD, "url: https://example.org/report", f"url: '{url}'"))
+    assert "URL must be http or https" in one(kb_dir)
+
+
+def test_a_contradicted_claim_says_what_the_source_says(write, kb_dir):
+    write(replace(GOOD, "status: confirmed\n    patterns", "status: contradicted\n    patterns"))
+    assert one(kb_dir) == "a contradicted claim needs a note saying what the source says instead (claims.0.status)"
+
+
+def test_percentages_stay_within_0_to_100(write, kb_dir):
+    write(replace(replace(GOOD, "value: 419", "value: 130"), "unit: interruptions", "unit: percent"))
+    found = problems(kb_dir)
+    assert any(p.endswith("130 percent is outside 0–100 (claims.0.value)") for p in found)
+
+
+def test_a_unit_one_letter_off_is_a_likely_typo(write, kb_dir):
+    write(replace(GOOD, "unit: interruptions", "unit: interuptions"))
+    assert one(kb_dir) == "unit 'interuptions' looks like a typo of 'interruptions' (claims.0.unit)"
+
+
+def test_other_units_are_accepted_and_listed_as_not_normalized(write, kb_dir):
+    write(replace(GOOD, "unit: interruptions", "unit: percent of 8-grams"))
+    result = validate(claims_dir=kb_dir, today=TODAY)
+    assert result.errors == []
+    assert result.checked.unnormalized_units == {"percent of 8-grams": 1}
+
+
+def test_known_units_with_scale_words_normalize():
+    from kb.load import load_vocabulary
+    from kb.units import index
+    from conftest import VOCABULARY
+
+    units = index(load_vocabulary(VOCABULARY))
+    assert units.normalize("billion tokens").factor == 1e9
+    assert units.normalize("million GPU-hours").unit == "GPU-hours"
+    assert units.normalize("minutes").base == "seconds" and units.normalize("minutes").factor == 60
+    assert units.normalize("interruption").unit == "interruptions"
+    assert units.normalize("percent of 8-grams") is None
+
+
+def test_claims_without_source_or_check_date_are_warnings(write, kb_dir, kb):
+    write(replace(replace(GOOD, "    source: paper\n    locator", "    locator"), "    verified: 2026-08-02\n    status: confirmed\n    patterns", "    status: confirmed\n    patterns"))
+    assert problems(kb_dir) == []
+    warnings = problems(kb_dir, strict=True)
+    assert len(warnings) == 2 and all(": warning: " in w for w in warnings)
+    assert kb("validate", "--claims", kb_dir).exit_code == 0
+    assert kb("validate", "--claims", kb_dir, "--strict").exit_code == 1
+
+
+# Derived claims: the formula is recomputed and compared with the stated figure.
+
+
+def test_a_derived_figure_that_does_not_add_up_shows_both_numbers_and_the_formula(write, kb_dir):
+    write(replace(GOOD, "value: 3.1", "value: 3.5"))
+    assert one(kb_dir) == (
+        "derived figure does not add up: snapshot-days * 24 / unexpected-interruptions = 3.09308, "
+        "but the claim states 3.5 (exact, tolerance 0.02) (claims.2.formula)"
+    )
+
+
+def test_the_computed_values_are_kept_for_the_knowledge_base(write, kb_dir):
+    write(GOOD)
+    check = validate(claims_dir=kb_dir, today=TODAY).checked.derived[("example-run", "hours-between-interruptions")]
+    assert check.ok and round(check.computed, 4) == 3.0931
+    assert check.inputs == ["example-run/snapshot-days", "example-run/unexpected-interruptions"]
+
+
+@pytest.mark.parametrize(
+    "bound, value, ok",
+    [("at-least", "3", True), ("at-least", "3.5", False), ("at-most", "3.5", True), ("at-most", "2.5", False),
+     ("about", "3.2", True), ("exact", "[3, 3.2]", True), ("exact", "[3.2, 3.5]", False)],
+)
+def test_bounds_and_ranges_decide_what_adds_up(write, kb_dir, bound, value, ok):
+    text = replace(GOOD, "value: 3.1\n    unit: hours", f"value: {value}\n    bound: {bound}\n    unit: hours")
+    write(replace(text, "    tolerance: 0.02\n", ""))
+    assert (problems(kb_dir) == []) is ok
+
+
+def test_a_formula_may_use_another_reports_claims(write, kb_dir):
+    write(GOOD)
+    other = replace(GOOD, "id: example-run", "id: other-run")
+    other = replace(other, "formula: snapshot-days * 24 / unexpected-interruptions",
+                    "formula: example-run/snapshot-days * 24 / example-run/unexpected-interruptions")
+    write(other, name="other-run")
+    assert problems(kb_dir) == []
+
+
+@pytest.mark.parametrize(
+    "formula, says",
+    [
+        ("snapshot-days * 24 / interruptions", "'interruptions': no claim 'interruptions' in this record"),
+        ("nowhere/x * 2", "'nowhere/x': no report 'nowhere' in the knowledge base"),
+        ("snapshot-days / (unexpected-interruptions - 419)", "division by zero"),
+        ("__import__('os').system('echo hacked')", "unexpected \"__import__"),
+        ("exec(snapshot-days)", "unknown function 'exec'"),
+        ("snapshot-days *", "expected a number, claim id or '('"),
+        ("(snapshot-days", "expected ')'"),
+        ("sqrt(0 - snapshot-days)", "sqrt of a negative number"),
+        ("10 ** 10 ** 10", "too large"),
+        ("hours-between-interruptions + 1", "formula cycle: example-run/hours-between-interruptions → "
+                                            "example-run/hours-between-interruptions"),
+        ("quote-only * 2", "'quote-only' has no figure"),
+    ],
+)
+def test_formulas_are_parsed_safely_and_fail_clearly(write, kb_dir, formula, says):
+    text = replace(GOOD, "formula: snapshot-days * 24 / unexpected-interruptions", f'formula: "{formula}"')
+    text = replace(text, "disclosures:", "  - id: quote-only\n    statement: A claim without a figure.\n"
+                   "    source: paper\n    verified: 2026-08-02\n    status: confirmed\ndisclosures:")
+    write(text)
+    found = one(kb_dir)
+    assert says in found, found
+    assert found.endswith("(claims.2.formula)")
+
+
+def test_a_cycle_across_claims_is_reported_on_each(write, kb_dir):
+    text = replace(GOOD, "formula: snapshot-days * 24 / unexpected-interruptions", "formula: loop-b * 1")
+    text = replace(text, "disclosures:", "  - id: loop-b\n    statement: The other half of a loop.\n    value: 3.1\n"
+                   "    status: derived\n    formula: hours-between-interruptions * 1\ndisclosures:")
+    write(text)
+    found = problems(kb_dir)
+    assert len(found) == 2
+    assert all("formula cycle" in p for p in found)
+
+
+def test_a_derived_claim_needs_a_formula_and_only_derived_claims_have_one(write, kb_dir):
+    text = replace(GOOD, "    formula: snapshot-days * 24 / unexpected-interruptions\n", "")
+    text = replace(text, "status: confirmed\n    patterns", "status: confirmed\n    formula: 1 + 1\n    patterns")
+    write(text)
+    found = "\n".join(problems(kb_dir))
+    assert "a derived claim needs a formula (claims.2.status)" in found
+    assert "a formula is only for derived claims (status is 'confirmed') (claims.0.formula)" in found
