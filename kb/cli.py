@@ -98,6 +98,92 @@ def validate(paths: tuple[str, ...], claims_dir: str, fmt: str, strict: bool) ->
     sys.exit(code)
 
 
+DB_OPTION = click.option(
+    "--db", "db_path", default="site/kb.db", show_default=True, type=click.Path(dir_okay=False),
+    help="The SQLite database to write.",
+)
+
+
+def _say(message: str) -> None:
+    if sys.stderr.isatty():
+        click.echo(message, err=True)
+
+
+def _run_build(claims_dir: str, db_path: str, force: bool = False, quiet_when_current: bool = False):
+    from .store import BuildError, build
+
+    github = under_github_actions()
+    try:
+        with progress_bar("Validating") as bar:
+            result = build(claims_dir, db_path, force=force, progress=bar, on_stage=lambda s: _say(f"{s}..."))
+    except BuildError as e:
+        for p in e.problems:
+            click.echo(p.github() if github else str(p), err=True)
+        click.echo(f"kb build: {e}", err=True)
+        sys.exit(1)
+    if result.skipped:
+        if not quiet_when_current:
+            click.echo(f"{result.db_path} is up to date ({_counts(result.counts)})", err=True)
+        return result
+    click.echo(f"wrote {result.db_path}: {_counts(result.counts)}", err=True)
+    n = result.counts.get("claims", 0)
+    click.echo(f"checked: all {n} claims of the records are in the database (checksum {result.checksum[:16]})",
+               err=True)
+    return result
+
+
+def _counts(counts: dict) -> str:
+    names = [("reports", "reports"), ("claims", "claims"), ("sources", "sources"), ("patterns", "patterns"),
+             ("omissions", "omissions"), ("claim_patterns", "pattern links"), ("claim_topics", "topic links"),
+             ("disclosures", "disclosures"), ("derived_checks", "derived checks")]
+    return ", ".join(f"{counts.get(k, 0)} {label}" for k, label in names)
+
+
+@cli.command()
+@CLAIMS_OPTION
+@DB_OPTION
+@click.option("--force", is_flag=True, help="Rebuild even when nothing changed.")
+def build(claims_dir: str, db_path: str, force: bool) -> None:
+    """Validate the records, then write the SQLite database for Datasette.
+
+    The database is written to a temporary file beside the target and renamed over it, so a failed build
+    leaves the last good database in place. When no record, vocabulary or code changed since the last
+    build (on the same day), nothing is written.
+
+    Exit status: 0 built or up to date, 1 problems in the records (nothing written).
+    """
+    if not Path(claims_dir).is_dir():
+        click.echo(f"kb build: {claims_dir}: no such folder", err=True)
+        sys.exit(2)
+    _run_build(claims_dir, db_path, force)
+
+
+@cli.command()
+@CLAIMS_OPTION
+@click.option("--port", default=8001, show_default=True, type=click.IntRange(0, 65535),
+              help="Port to listen on (0 picks a free one).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (loopback by default).")
+@click.option("--site", "site_dir", default="site", show_default=True, type=click.Path(file_okay=False),
+              help="The Datasette configuration directory; the database is built at SITE/kb.db.")
+def serve(claims_dir: str, port: int, host: str, site_dir: str) -> None:
+    """Build the knowledge base if any record changed, then serve it with Datasette.
+
+    Open http://127.0.0.1:8001/ to browse, facet, search and export the claims, and /kb/-/omissions for
+    the omission heatmap. Stop with Ctrl-C.
+
+    Exit status: 0 stopped, 1 problems in the records (nothing served).
+    """
+    if not Path(claims_dir).is_dir():
+        click.echo(f"kb serve: {claims_dir}: no such folder", err=True)
+        sys.exit(2)
+    _run_build(claims_dir, str(Path(site_dir) / "kb.db"))
+    from datasette.cli import cli as datasette_cli
+
+    click.echo(f"serving {site_dir}/ on http://{host}:{port}/", err=True)
+    datasette_cli.main(["serve", site_dir, "--host", host, "--port", str(port)], prog_name="datasette",
+                       standalone_mode=True)
+
+
 def main() -> None:
     cli(prog_name="kb")
 

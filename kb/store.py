@@ -1,0 +1,352 @@
+"""Checked records → SQLite (site/kb.db) with sqlite-utils, written atomically.
+
+The database is built in a temporary file beside the target and renamed over it only after every claim of
+the records has been found in it (count and checksum). A failed validation, a crash or a kill at any point
+leaves the last good database untouched. When nothing that goes into the database changed since the last
+build (same records, vocabulary, code version and day), the build is skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import tempfile
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Optional, Union
+
+from .checks import Checked, is_citable
+from .cite import citation, figure
+from .load import record_files, vocabulary_path
+from .model import Vocabulary
+from .pipeline import Validation, validate
+from .problems import Problem
+from .units import index as unit_index
+
+SCHEMA_VERSION = "1"
+DEFAULT_DB = "site/kb.db"
+STALE_AFTER_DAYS = 365
+
+
+class BuildError(Exception):
+    def __init__(self, message: str, problems: Optional[list[Problem]] = None):
+        super().__init__(message)
+        self.problems = problems or []
+
+
+@dataclass
+class BuildResult:
+    db_path: Path
+    skipped: bool = False  # nothing changed since the last build
+    counts: dict[str, int] = field(default_factory=dict)
+    checksum: str = ""
+    warnings: list[Problem] = field(default_factory=list)
+
+
+def inputs_fingerprint(claims_dir: Union[str, Path], today: date) -> str:
+    """A hash of everything that goes into the database: record files, vocabulary, schema, code, the day."""
+    from . import __version__
+
+    h = hashlib.sha256()
+    h.update(f"{SCHEMA_VERSION}\0{__version__}\0{today.isoformat()}\0".encode())
+    code = Path(__file__).resolve().parent
+    for p in sorted(code.glob("*.py")):
+        h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+    for p in [vocabulary_path(claims_dir), *record_files(claims_dir)]:
+        h.update(str(p.relative_to(claims_dir) if p.is_relative_to(claims_dir) else p.name).encode() + b"\0")
+        h.update(p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def read_meta(db_path: Union[str, Path]) -> dict[str, str]:
+    """The _meta table of a built database, or {} when there is none or it cannot be read."""
+    try:
+        conn = sqlite3.connect(f"file:{Path(db_path).resolve()}?mode=ro", uri=True)
+        try:
+            return dict(conn.execute("select key, value from _meta").fetchall())
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return {}
+
+
+def build(
+    claims_dir: Union[str, Path] = "claims",
+    db_path: Union[str, Path] = DEFAULT_DB,
+    today: Optional[date] = None,
+    force: bool = False,
+    progress: Optional[Callable] = None,
+    on_stage: Optional[Callable[[str], None]] = None,
+) -> BuildResult:
+    """Validate the knowledge base and write it to db_path atomically. Raises BuildError on any problem."""
+    claims_dir, db_path = Path(claims_dir), Path(db_path)
+    today = today or date.today()
+    stage = on_stage or (lambda s: None)
+    if not claims_dir.is_dir():
+        raise BuildError(f"{claims_dir}: no such folder")
+    fingerprint = inputs_fingerprint(claims_dir, today)
+    if not force and db_path.exists():
+        meta = read_meta(db_path)
+        if meta.get("fingerprint") == fingerprint:
+            return BuildResult(db_path, skipped=True, counts=json.loads(meta.get("counts", "{}")),
+                               checksum=meta.get("checksum", ""))
+
+    stage("validating")
+    result = validate(claims_dir=claims_dir, today=today, progress=progress)
+    if result.errors or result.checked is None:
+        n = len(result.errors)
+        raise BuildError(f"{n} problem{'s' * (n != 1)} in the records; the database was not changed",
+                         result.errors)
+
+    stage("writing")
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{db_path.name}.", suffix=".tmp", dir=db_path.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        counts = write_database(tmp, result, today)
+        expected = records_checksum(result)
+        found = database_checksum(tmp)
+        if found != expected:
+            raise BuildError(f"the written database does not hold the records' claims "
+                             f"(checksum {found[:12]} != {expected[:12]}); the database was not changed")
+        _write_meta(tmp, {"fingerprint": fingerprint, "checksum": expected, "counts": json.dumps(counts),
+                          "built": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                          "schema_version": SCHEMA_VERSION, "today": today.isoformat()})
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, db_path)
+        _write_inspect_data(db_path, counts)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return BuildResult(db_path, counts=counts, checksum=expected, warnings=[p for p in result.problems
+                                                                            if p.severity != "error"])
+
+
+def records_checksum(result: Validation) -> str:
+    """sha256 over every claim's reference and figure, as the records hold them."""
+    rows = []
+    for rec in result.loaded.records:
+        for c in rec.report.claims:
+            low, high = (c.low, c.high) if c.value is not None else (None, None)
+            rows.append(_checksum_row(f"{rec.report.id}/{c.id}", c.value_text, low, high))
+    return _digest(rows)
+
+
+def database_checksum(db_path: Union[str, Path]) -> str:
+    """The same checksum, computed from what the database holds."""
+    conn = sqlite3.connect(str(db_path))
+    try:
+        rows = [_checksum_row(*r) for r in conn.execute("select ref, value_text, low, high from claims")]
+    finally:
+        conn.close()
+    return _digest(rows)
+
+
+def _checksum_row(ref: str, text: Optional[str], low: Any, high: Any) -> str:
+    f = lambda x: "" if x is None else repr(float(x))  # noqa: E731 - SQLite stores figures as REAL
+    return f"{ref}\t{text or ''}\t{f(low)}\t{f(high)}"
+
+
+def _digest(rows: list[str]) -> str:
+    return hashlib.sha256("\n".join(sorted(rows)).encode()).hexdigest() + f":{len(rows)}"
+
+
+def _write_meta(db_path: Path, meta: dict[str, str]) -> None:
+    import sqlite_utils
+
+    db = sqlite_utils.Database(db_path)
+    db["_meta"].insert_all([{"key": k, "value": v} for k, v in meta.items()], pk="key", replace=True)
+    db.close()
+
+
+def _write_inspect_data(db_path: Path, counts: dict[str, int]) -> None:
+    """Datasette opens the databases named in inspect-data.json immutable (read-only, no locking), and takes
+    table counts from it instead of counting on every page."""
+    conn = sqlite3.connect(f"file:{db_path.resolve()}?mode=ro", uri=True)
+    try:
+        tables = [r[0] for r in conn.execute("select name from sqlite_master where type = 'table'")]
+        table_counts = {t: conn.execute(f'select count(*) from "{t}"').fetchone()[0] for t in tables}
+    finally:
+        conn.close()
+    data = {db_path.stem: {"hash": hashlib.sha256(db_path.read_bytes()).hexdigest(), "size": db_path.stat().st_size,
+                           "file": db_path.name, "tables": {t: {"count": n} for t, n in table_counts.items()}}}
+    target = db_path.parent / "inspect-data.json"
+    tmp = target.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, indent=2))
+    os.replace(tmp, target)
+
+
+# The schema. Column types are explicit so Datasette sorts and filters figures as numbers and dates as text.
+
+TABLES: dict[str, dict[str, Any]] = {
+    "reports": dict(
+        columns={"id": str, "title": str, "organization": str, "published": str, "models": str, "summary": str,
+                 "claims": int, "sources": int, "unsaid": str, "path": str},
+        pk="id",
+    ),
+    "sources": dict(
+        columns={"ref": str, "report": str, "id": str, "title": str, "url": str, "path": str, "kind": str,
+                 "checked": str, "age_days": int, "note": str},
+        pk="ref",
+        foreign_keys=[("report", "reports", "id")],
+    ),
+    "patterns": dict(columns={"id": str, "title": str, "description": str}, pk="id"),
+    "omissions": dict(columns={"id": str, "title": str, "description": str, "parts": str, "questions": str},
+                      pk="id"),
+    "claims": dict(
+        columns={"ref": str, "report": str, "id": str, "statement": str, "figure": str, "value": float,
+                 "low": float, "high": float, "value_text": str, "bound": str, "unit": str, "unit_normalized": str,
+                 "base_unit": str, "value_base": float, "low_base": float, "high_base": float, "status": str,
+                 "citable": int, "source": str, "source_url": str, "locator": str, "quote": str, "verified": str,
+                 "age_days": int, "note": str, "formula": str, "tolerance": float, "patterns": str, "topics": str,
+                 "citation": str},
+        pk="ref",
+        foreign_keys=[("report", "reports", "id"), ("source", "sources", "ref")],
+    ),
+    "claim_patterns": dict(
+        columns={"claim": str, "pattern": str, "report": str},
+        pk=("claim", "pattern"),
+        foreign_keys=[("claim", "claims", "ref"), ("pattern", "patterns", "id"), ("report", "reports", "id")],
+    ),
+    "claim_topics": dict(
+        columns={"claim": str, "omission": str, "report": str},
+        pk=("claim", "omission"),
+        foreign_keys=[("claim", "claims", "ref"), ("omission", "omissions", "id"), ("report", "reports", "id")],
+    ),
+    "disclosures": dict(
+        columns={"report": str, "omission": str, "status": str, "note": str, "evidence": str, "locator": str},
+        pk=("report", "omission"),
+        foreign_keys=[("report", "reports", "id"), ("omission", "omissions", "id")],
+    ),
+    "derived_checks": dict(
+        columns={"claim": str, "report": str, "formula": str, "computed": float, "stated": str,
+                 "tolerance": float, "within_tolerance": int, "inputs": str, "error": str},
+        pk="claim",
+        foreign_keys=[("claim", "claims", "ref"), ("report", "reports", "id")],
+    ),
+}
+
+INDEXES = [
+    ("claims", ["report"]), ("claims", ["status"]), ("claims", ["unit"]), ("claims", ["verified"]),
+    ("claims", ["source"]), ("claims", ["citable"]), ("sources", ["report"]), ("claim_patterns", ["pattern"]),
+    ("claim_topics", ["omission"]), ("disclosures", ["omission", "status"]), ("derived_checks", ["report"]),
+]
+
+
+def omission_matrix_sql(vocabulary: Vocabulary) -> str:
+    """A row per report, a column per omission of the vocabulary (data, so the view is generated)."""
+    cols = ",\n  ".join(
+        f"max(case when d.omission = '{o.id}' then d.status end) as \"{o.id}\"" for o in vocabulary.omissions
+    )
+    return (
+        "select r.id as report, r.title, r.organization,\n  " + cols + "\n"
+        "from reports r left join disclosures d on d.report = r.id\n"
+        "where exists (select 1 from disclosures x where x.report = r.id)\n"
+        "group by r.id order by r.published"
+    )
+
+
+PATTERN_SUPPORT_SQL = """select p.id as pattern, p.title,
+  count(distinct cp.report) as reports,
+  count(distinct cp.claim) as claims,
+  (select group_concat(report, ', ') from (select distinct report from claim_patterns x
+     where x.pattern = p.id order by report)) as report_ids
+from patterns p left join claim_patterns cp on cp.pattern = p.id
+group by p.id order by reports desc, claims desc"""
+
+
+def write_database(path: Path, result: Validation, today: date) -> dict[str, int]:
+    """Write every table, index and view into a fresh database at path. Returns row counts per table."""
+    import sqlite_utils
+
+    vocabulary: Vocabulary = result.vocabulary  # type: ignore[assignment]
+    checked: Checked = result.checked  # type: ignore[assignment]
+    units = unit_index(vocabulary)
+    rows: dict[str, list[dict]] = {name: [] for name in TABLES}
+
+    rows["patterns"] = [{"id": p.id, "title": p.title, "description": p.description} for p in vocabulary.patterns]
+    rows["omissions"] = [
+        {"id": o.id, "title": o.title, "description": o.description,
+         "parts": json.dumps([p.description for p in o.parts]),
+         "questions": json.dumps([p.question for p in o.parts])}
+        for o in vocabulary.omissions
+    ]
+    for rec in result.loaded.records:
+        r = rec.report
+        rows["reports"].append({
+            "id": r.id, "title": r.title, "organization": r.organization, "published": r.published.isoformat(),
+            "models": json.dumps(r.models), "summary": r.summary, "claims": len(r.claims), "sources": len(r.sources),
+            "unsaid": json.dumps(r.unsaid), "path": rec.path,
+        })
+        for s in r.sources:
+            rows["sources"].append({
+                "ref": f"{r.id}/{s.id}", "report": r.id, "id": s.id, "title": s.title, "url": s.url, "path": s.path,
+                "kind": s.kind, "checked": s.checked.isoformat(), "age_days": (today - s.checked).days,
+                "note": s.note,
+            })
+        for c in r.claims:
+            ref = f"{r.id}/{c.id}"
+            src = r.source(c.source) if c.source else None
+            norm = units.normalize(c.unit)
+            factor = norm.factor if norm else None
+            single = c.value is not None and not c.is_range
+            derived = checked.derived.get((r.id, c.id))
+            ok, _ = is_citable(c, today, STALE_AFTER_DAYS)
+            rows["claims"].append({
+                "ref": ref, "report": r.id, "id": c.id, "statement": c.statement, "figure": figure(c) or None,
+                "value": c.value if single else None,
+                "low": c.low if c.value is not None else None, "high": c.high if c.value is not None else None,
+                "value_text": c.value_text, "bound": c.bound, "unit": c.unit,
+                "unit_normalized": norm.unit if norm else None, "base_unit": norm.base if norm else None,
+                "value_base": c.value * factor if single and factor else None,
+                "low_base": c.low * factor if c.value is not None and factor else None,
+                "high_base": c.high * factor if c.value is not None and factor else None,
+                "status": c.status, "citable": int(ok), "source": f"{r.id}/{c.source}" if c.source else None,
+                "source_url": src.url if src else None, "locator": c.locator, "quote": c.quote,
+                "verified": c.verified.isoformat() if c.verified else None,
+                "age_days": (today - c.verified).days if c.verified else None, "note": c.note,
+                "formula": c.formula, "tolerance": float(c.tolerance) if c.tolerance is not None else None,
+                "patterns": json.dumps(c.patterns), "topics": json.dumps(c.topics),
+                "citation": citation(r, c, src, derived.computed if derived else None),
+            })
+            rows["claim_patterns"] += [{"claim": ref, "pattern": p, "report": r.id} for p in c.patterns]
+            rows["claim_topics"] += [{"claim": ref, "omission": t, "report": r.id} for t in c.topics]
+        for omission, d in r.disclosures.items():
+            rows["disclosures"].append({
+                "report": r.id, "omission": omission, "status": d.status, "note": d.note,
+                "evidence": json.dumps([f"{r.id}/{x}" for x in d.claims]), "locator": d.locator,
+            })
+    for (report_id, claim_id), d in checked.derived.items():
+        if any(rec.report.id == report_id for rec in result.loaded.records):
+            rows["derived_checks"].append({
+                "claim": f"{report_id}/{claim_id}", "report": report_id, "formula": d.formula,
+                "computed": d.computed, "stated": d.stated, "tolerance": d.tolerance,
+                "within_tolerance": int(d.ok), "inputs": json.dumps(d.inputs), "error": d.error,
+            })
+
+    db = sqlite_utils.Database(path, recreate=True)
+    db.execute("pragma journal_mode = off")
+    db.execute("pragma synchronous = off")
+    db.execute("pragma foreign_keys = on")
+    # No transaction or journal is needed for atomicity: nobody sees this file until it is renamed.
+    for name, spec in TABLES.items():
+        db[name].create(spec["columns"], pk=spec["pk"], foreign_keys=spec.get("foreign_keys"),
+                        not_null=set([spec["pk"]] if isinstance(spec["pk"], str) else spec["pk"]))
+        if rows[name]:
+            db[name].insert_all(rows[name], batch_size=1000)
+    for table, columns in INDEXES:
+        db[table].create_index(columns, if_not_exists=True)
+    db.create_view("omission_matrix", omission_matrix_sql(vocabulary))
+    db.create_view("pattern_support", PATTERN_SUPPORT_SQL)
+    db["claims"].enable_fts(["statement", "quote", "note"], tokenize="porter")
+    violations = list(db.execute("pragma foreign_key_check").fetchall())
+    if violations:
+        raise BuildError(f"foreign keys do not hold in the written database: {violations[:5]}")
+    db.execute("analyze")
+    db.close()
+    return {name: len(rows[name]) for name in TABLES}
