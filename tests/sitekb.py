@@ -1,0 +1,93 @@
+"""A small knowledge base whose right answers are known, built into a copy of site/, for the site tests."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from conftest import GOOD, ROOT, VOCABULARY, replace
+
+# A second report: pattern links, a contradicted claim, a range, disclosures of every omission.
+SECOND = """\
+id: second-run
+title: A Second Report on Scaling
+organization: Other Lab
+published: 2025-01-15
+sources:
+  - id: paper
+    title: A Second Report on Scaling
+    url: https://example.org/second
+    kind: primary
+    checked: 2026-08-02
+claims:
+  - id: mfu
+    statement: Model FLOPs utilization landed between 38 and 43 percent.
+    value: [38, 43]
+    unit: percent
+    source: paper
+    verified: 2026-08-02
+    status: confirmed
+    patterns: [failure-scaling, arch-is-infra]
+  - id: aux-loss-removed
+    statement: The auxiliary balance loss was removed entirely.
+    source: paper
+    quote: we also employ a complementary sequence-wise balance loss
+    verified: 2026-08-02
+    status: contradicted
+    note: Not removed; a sequence-wise balance loss with alpha 0.0001 remains.
+    patterns: [spike-layers]
+  - id: old-check
+    statement: The cluster had 2,048 GPUs.
+    value: 2048
+    unit: GPUs
+    source: paper
+    verified: 2025-02-01
+    status: confirmed
+disclosures:
+  failed-runs: {status: absent, note: No failed-run count.}
+  data-filtering: {status: partial, note: Category shares only.}
+  hp-search: {status: partial, note: Final values only.}
+  ops-staffing: {status: absent, note: Nothing on staffing.}
+  contamination: {status: disclosed, note: 8-gram overlap with thresholds.}
+"""
+
+# Contributor text that must render inert everywhere.
+HOSTILE = """\
+id: hostile-run
+title: <img src=x onerror=alert(2)> Hostile Report
+organization: <b>Evil</b> Lab
+published: 2025-03-01
+sources:
+  - id: paper
+    title: <script>alert(3)</script>
+    url: https://example.org/hostile
+    kind: primary
+    checked: 2026-08-02
+claims:
+  - id: scripted
+    statement: <script>alert(1)</script> 7 interruptions in a week.
+    value: 7
+    unit: interruptions
+    source: paper
+    quote: See [x](javascript:alert(1)) for details
+    verified: 2026-08-02
+    status: confirmed
+disclosures:
+  failed-runs: {status: partial, note: "<script>alert(4)</script>"}
+"""
+
+CLAIMS = 3 + 3 + 1
+
+
+def make_site(tmp: Path) -> tuple[Path, Path]:
+    """A claims folder with the three records and a copy of site/ (without a built database)."""
+    claims = tmp / "claims"
+    claims.mkdir(parents=True)
+    shutil.copy(VOCABULARY, claims / "_vocabulary.yaml")
+    (claims / "example-run.yaml").write_text(GOOD)
+    (claims / "second-run.yaml").write_text(SECOND)
+    (claims / "hostile-run.yaml").write_text(HOSTILE)
+    site = tmp / "site"
+    shutil.copytree(ROOT / "site", site, ignore=shutil.ignore_patterns("*.db", "*.db-*", "inspect-data.json",
+                                                                        "__pycache__", "*.tmp"))
+    return claims, site

@@ -1,0 +1,129 @@
+"""`kb build`: records → SQLite, written atomically, checked against the records, skipped when unchanged."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import date
+
+import pytest
+import sqlite_utils
+
+from conftest import GOOD, replace
+from kb.store import build, BuildError, read_meta
+from sitekb import CLAIMS, make_site
+
+
+@pytest.fixture
+def built(tmp_path):
+    claims, site = make_site(tmp_path)
+    db_path = site / "kb.db"
+    result = build(claims, db_path, today=date(2026, 11, 29))
+    return claims, db_path, result
+
+
+def test_build_writes_every_table_and_reports_what_it_wrote(tmp_path, kb):
+    claims, site = make_site(tmp_path)
+    r = kb("build", "--claims", claims, "--db", site / "kb.db")
+    assert r.exit_code == 0, r.output
+    assert f"wrote {site / 'kb.db'}: 3 reports, {CLAIMS} claims, 3 sources, 5 patterns, 5 omissions" in r.stderr
+    assert f"checked: all {CLAIMS} claims of the records are in the database" in r.stderr
+    db = sqlite_utils.Database(site / "kb.db")
+    assert set(db.table_names()) >= {"reports", "sources", "claims", "patterns", "omissions", "claim_patterns",
+                                     "claim_topics", "disclosures", "derived_checks", "_meta"}
+    assert set(db.view_names()) == {"omission_matrix", "pattern_support"}
+
+
+def test_claims_carry_numbers_ranges_base_units_and_a_citation(built):
+    _, db_path, _ = built
+    db = sqlite_utils.Database(db_path)
+    types = db["claims"].columns_dict
+    assert types["value"] is float and types["low"] is float and types["age_days"] is int
+    mfu = db["claims"].get("second-run/mfu")
+    assert (mfu["value"], mfu["low"], mfu["high"], mfu["figure"]) == (None, 38, 43, "38–43%")
+    hours = db["claims"].get("example-run/hours-between-interruptions")
+    assert hours["value_base"] == pytest.approx(3.1 * 3600) and hours["base_unit"] == "seconds"
+    first = db["claims"].get("example-run/unexpected-interruptions")
+    assert first["citation"] == ("419 interruptions — An Example Training Report (Example Lab, 2024), Sec. 3.3.4, "
+                                 "https://example.org/report, checked 2026-08-02, confirmed")
+    assert first["citable"] == 1
+    assert db["claims"].get("second-run/old-check")["citable"] == 0  # checked more than 365 days before the build
+    assert db["claims"].get("second-run/aux-loss-removed")["citable"] == 0  # contradicted
+
+
+def test_foreign_keys_indexes_and_full_text_search(built):
+    _, db_path, _ = built
+    db = sqlite_utils.Database(db_path)
+    fks = {(fk.column, fk.other_table) for fk in db["claims"].foreign_keys}
+    assert fks == {("report", "reports"), ("source", "sources")}
+    assert {tuple(i.columns) for i in db["claims"].indexes} >= {("report",), ("status",), ("unit",), ("verified",)}
+    hits = [r["ref"] for r in db["claims"].search("balance loss")]
+    assert hits == ["second-run/aux-loss-removed"]
+
+
+def test_views_give_the_omission_matrix_and_pattern_support(built):
+    _, db_path, _ = built
+    db = sqlite_utils.Database(db_path)
+    matrix = {r["report"]: r for r in db["omission_matrix"].rows}
+    assert set(matrix) == {"example-run", "second-run", "hostile-run"}
+    assert matrix["second-run"]["contamination"] == "disclosed"
+    assert matrix["example-run"]["ops-staffing"] == "partial" and matrix["example-run"]["failed-runs"] is None
+    support = {r["pattern"]: r for r in db["pattern_support"].rows}
+    assert (support["failure-scaling"]["reports"], support["failure-scaling"]["claims"]) == (2, 2)
+    assert support["failure-scaling"]["report_ids"] == "example-run, second-run"
+    assert support["staged-data-mix"]["reports"] == 0
+
+
+def test_derived_checks_are_stored_with_their_recomputed_value(built):
+    _, db_path, _ = built
+    row = sqlite_utils.Database(db_path)["derived_checks"].get("example-run/hours-between-interruptions")
+    assert row["computed"] == pytest.approx(54 * 24 / 419)
+    assert row["within_tolerance"] == 1 and row["stated"] == "3.1"
+    assert json.loads(row["inputs"]) == ["example-run/snapshot-days", "example-run/unexpected-interruptions"]
+
+
+def test_a_second_build_with_nothing_changed_is_skipped(built, kb):
+    claims, db_path, first = built
+    before = db_path.read_bytes()
+    again = build(claims, db_path, today=date(2026, 11, 29))
+    assert again.skipped and again.checksum == first.checksum
+    assert db_path.read_bytes() == before
+    (claims / "example-run.yaml").write_text(replace(GOOD, "value: 54", "value: 54\n    locator: Sec. 3"))
+    assert not build(claims, db_path, today=date(2026, 11, 29)).skipped
+
+
+def test_a_new_day_rebuilds_so_ages_stay_true(built):
+    claims, db_path, _ = built
+    assert not build(claims, db_path, today=date(2026, 11, 30)).skipped
+    assert sqlite_utils.Database(db_path)["claims"].get("example-run/snapshot-days")["age_days"] == 120
+
+
+def test_a_failed_build_leaves_the_last_good_database_byte_identical(built, kb):
+    claims, db_path, _ = built
+    before = db_path.read_bytes()
+    (claims / "example-run.yaml").write_text(replace(GOOD, "status: confirmed", "status: confirmd"))
+    r = kb("build", "--claims", claims, "--db", db_path)
+    assert r.exit_code == 1
+    assert "example-run.yaml:21:13: 'confirmd' is not one of" in r.stderr
+    assert "the database was not changed" in r.stderr
+    assert db_path.read_bytes() == before
+    assert [p.name for p in db_path.parent.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_the_database_records_how_it_was_built(built):
+    _, db_path, result = built
+    meta = read_meta(db_path)
+    assert meta["checksum"] == result.checksum and meta["checksum"].endswith(f":{CLAIMS}")
+    assert json.loads(meta["counts"])["claims"] == CLAIMS
+
+
+def test_datasette_opens_the_database_read_only(built):
+    _, db_path, _ = built
+    data = json.loads((db_path.parent / "inspect-data.json").read_text())
+    assert data["kb"]["file"] == "kb.db" and data["kb"]["tables"]["claims"]["count"] == CLAIMS
+
+
+def test_build_help_and_a_missing_folder(kb, tmp_path):
+    assert "a failed build leaves the last good database in place" in " ".join(kb("build", "--help").stdout.split())
+    r = kb("build", "--claims", tmp_path / "nope")
+    assert r.exit_code == 2 and "no such folder" in r.stderr

@@ -1,0 +1,216 @@
+"""The site: Datasette on site/, in-process through Datasette's own client, then as a real server on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+import httpx
+import pytest
+
+from kb.store import build
+from sitekb import CLAIMS, make_site
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    claims, site = make_site(tmp_path_factory.mktemp("kb"))
+    build(claims, site / "kb.db", today=date.today())
+    return claims, site
+
+
+@pytest.fixture(scope="module")
+def get(site):
+    """get(path) → the response of an in-process Datasette serving the site directory."""
+    from datasette.app import Datasette
+
+    ds = Datasette([], config_dir=site[1])
+    loop = asyncio.new_event_loop()
+    loop.run_until_complete(ds.invoke_startup())
+
+    def _get(path: str):
+        return loop.run_until_complete(ds.client.get(path))
+
+    yield _get
+    loop.close()
+
+
+def rows(get, path: str) -> list[dict]:
+    page, _, query = path.partition("?")
+    if not page.endswith(".json"):
+        page += ".json"
+    r = get(f"{page}?{query}&_shape=objects&_size=max")
+    assert r.status_code == 200, (path, r.text[:500])
+    return r.json()["rows"]
+
+
+def test_the_database_is_served_immutable(get):
+    dbs = get("/-/databases.json").json()
+    (kb,) = [d for d in dbs if d["name"] == "kb"]
+    assert kb["is_mutable"] is False
+
+
+@pytest.mark.parametrize(
+    "table, count",
+    [("reports", 3), ("sources", 3), ("claims", CLAIMS), ("patterns", 5), ("omissions", 5), ("claim_patterns", 4),
+     ("claim_topics", 1), ("disclosures", 7), ("derived_checks", 1), ("omission_matrix", 3),
+     ("pattern_support", 5)],
+)
+def test_every_table_and_view_answers_with_its_rows(get, table, count):
+    r = get(f"/kb/{table}.json?_shape=objects&_size=max")
+    assert r.status_code == 200
+    assert len(r.json()["rows"]) == count
+    assert get(f"/kb/{table}").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("claims_for_pattern?pattern=spike-layers", ["second-run/aux-loss-removed"]),
+        ("claims_for_pattern?pattern=failure-scaling", ["example-run/unexpected-interruptions", "second-run/mfu"]),
+        ("reports_omitting?omission=failed-runs", ["second-run", "hostile-run"]),
+        ("reports_omitting?omission=contamination", []),
+        ("disputed_claims", ["second-run/aux-loss-removed"]),
+        ("derived_figures", ["example-run/hours-between-interruptions"]),
+        ("stale_checks?days=365", ["second-run/old-check"]),
+    ],
+)
+def test_canned_queries_answer_with_the_expected_rows(get, query, expected):
+    got = rows(get, f"/kb/{query}")
+    key = "report" if query.startswith("reports_") else "claim" if query.startswith("derived") else "ref"
+    assert [r[key] for r in got] == expected
+
+
+def test_citable_figures_come_with_their_citation(get):
+    got = {r["ref"]: r for r in rows(get, "/kb/citable_figures")}
+    assert "second-run/aux-loss-removed" not in got and "second-run/old-check" not in got
+    assert got["example-run/unexpected-interruptions"]["citation"].startswith(
+        "419 interruptions — An Example Training Report (Example Lab, 2024), Sec. 3.3.4")
+
+
+def test_every_canned_query_has_a_title_and_description(get):
+    queries = get("/kb.json").json()["queries"]
+    assert {q["name"] for q in queries} == {"claims_for_pattern", "reports_omitting", "citable_figures",
+                                            "disputed_claims", "derived_figures", "stale_checks"}
+    meta = get("/-/metadata.json").json()["databases"]["kb"]["queries"]
+    assert all(meta[q]["title"] and meta[q]["description"] for q in meta)
+
+
+def test_every_table_and_column_is_described(get, site):
+    import sqlite_utils
+
+    tables = get("/-/metadata.json").json()["databases"]["kb"]["tables"]
+    db = sqlite_utils.Database(site[1] / "kb.db")
+    for name in ["reports", "sources", "claims", "patterns", "omissions", "claim_patterns", "claim_topics",
+                 "disclosures", "derived_checks"]:
+        assert tables[name]["description"], name
+        assert set(tables[name]["columns"]) == set(db[name].columns_dict), name
+
+
+def test_full_text_search_finds_a_claim(get):
+    got = rows(get, "/kb/claims.json?_search=balance+loss")
+    assert [r["ref"] for r in got] == ["second-run/aux-loss-removed"]
+
+
+def test_facets_by_report_status_and_unit(get):
+    data = get("/kb/claims.json?_facet=status&_facet=report&_facet=unit").json()
+    facets = {f: {v["value"]: v["count"] for v in data["facet_results"][f]["results"]} for f in data["facet_results"]}
+    assert facets["status"] == {"confirmed": 5, "contradicted": 1, "derived": 1}
+    assert facets["report"]["second-run"] == 3
+
+
+def test_csv_and_json_exports(get):
+    r = get("/kb/claims.csv?_size=max")
+    assert r.status_code == 200
+    table = list(csv.DictReader(io.StringIO(r.text)))
+    assert len(table) == CLAIMS
+    assert {"ref", "statement", "figure", "citation"} <= set(table[0])
+    assert len(get("/kb/claims.json?_shape=array&_size=max").json()) == CLAIMS
+
+
+def test_a_claims_page_shows_citation_status_and_source_link(get):
+    html = get("/kb/claims/example-run~2Funexpected-interruptions").text
+    assert 'id="kb-citation-text">419 interruptions — An Example Training Report' in html
+    assert '<span class="kb-status kb-confirmed" title="status">confirmed</span>' in html
+    assert '<a class="kb-source" href="https://example.org/report"' in html
+
+
+def test_the_heatmap_page_colours_each_report_and_omission(get):
+    html = get("/omissions").text
+    assert 'data-report="second-run" data-omission="contamination" data-status="disclosed"' in html
+    assert 'data-report="example-run" data-omission="failed-runs" data-status="none"' in html
+    assert html.count('<td class="kb-cell kb-absent"') == 2
+
+
+def test_contributor_html_is_escaped_everywhere(get):
+    for path in ["/kb/claims", "/kb/claims/hostile-run~2Fscripted", "/kb/reports", "/omissions", "/kb/sources",
+                 "/kb/disclosures", "/kb/claims?_search=interruptions"]:
+        html = get(path).text
+        assert "<script>alert(" not in html, path
+        assert "<img src=x" not in html and "<b>Evil</b>" not in html, path
+        assert 'href="javascript:' not in html, path
+
+
+def test_robots_and_sql_time_limit_are_set(get):
+    settings = get("/-/settings.json").json()
+    assert settings["sql_time_limit_ms"] == 1000 and settings["default_page_size"] == 50
+
+
+# A real server, started the way users start it.
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    claims, site = make_site(tmp_path_factory.mktemp("served"))
+    port = free_port()
+    kb = Path(sys.executable).parent / "kb"
+    proc = subprocess.Popen([str(kb), "serve", "--claims", str(claims), "--site", str(site), "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if httpx.get(f"{base}/-/versions.json", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            out = proc.stdout.read().decode() if proc.poll() is not None else ""
+            os.killpg(proc.pid, signal.SIGTERM)
+            pytest.fail(f"kb serve did not start: {out}")
+        time.sleep(0.2)
+    yield base, site
+    os.killpg(proc.pid, signal.SIGTERM)
+    proc.wait(timeout=10)
+
+
+def test_kb_serve_builds_then_serves_on_loopback(server):
+    base, site = server
+    assert (site / "kb.db").exists()
+    assert httpx.get(f"{base}/").status_code == 200
+    claims = httpx.get(f"{base}/kb/claims.json?_shape=array&_size=max").json()
+    assert len(claims) == CLAIMS
+    assert httpx.get(f"{base}/omissions").status_code == 200
+    assert httpx.get(f"{base}/kb/claims.csv").status_code == 200
+
+
+def test_the_server_refuses_writes(server):
+    base, _ = server
+    r = httpx.get(f"{base}/kb.json", params={"sql": "delete from claims"})
+    assert r.status_code == 400
+    assert len(httpx.get(f"{base}/kb/claims.json?_shape=array&_size=max").json()) == CLAIMS
