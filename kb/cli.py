@@ -184,6 +184,161 @@ def serve(claims_dir: str, port: int, host: str, site_dir: str) -> None:
                        standalone_mode=True)
 
 
+@cli.group()
+def graph() -> None:
+    """Questions for the pattern graph: evidence, table, impact, shared, review, export.
+
+    The graph links reports, claims, sources, the five patterns and the five omissions (see kb/graph.py).
+    Exit status: 0 answered, 1 the records have problems or the id is unknown, 2 bad input.
+    """
+
+
+def _load_graph(claims_dir: str):
+    from .graph import build_graph
+
+    if not Path(claims_dir).is_dir():
+        click.echo(f"kb graph: {claims_dir}: no such folder", err=True)
+        sys.exit(2)
+    result = run_validate(claims_dir=claims_dir)
+    if result.errors:
+        for p in result.errors:
+            click.echo(str(p), err=True)
+        click.echo(f"kb graph: {len(result.errors)} problems in the records; fix them first (kb validate)", err=True)
+        sys.exit(1)
+    return build_graph(result)
+
+
+def _unknown(kind: str, key: str, choices) -> None:
+    from rapidfuzz import process
+
+    best = process.extractOne(key, list(choices), score_cutoff=60)
+    hint = f"; did you mean {best[0]!r}?" if best else ""
+    click.echo(f"kb graph: no {kind} {key!r}{hint}", err=True)
+    sys.exit(1)
+
+
+@graph.command()
+@click.argument("pattern", required=False)
+@CLAIMS_OPTION
+@FORMAT_TEXT_JSON
+def evidence(pattern, claims_dir, fmt):
+    """The claims and reports behind a pattern (or every pattern), and its strength: the number of
+    independent reports backing it."""
+    from .graph import pattern_evidence, patterns
+
+    g = _load_graph(claims_dir)
+    ids = [pattern] if pattern else patterns(g)
+    if pattern and pattern not in patterns(g):
+        _unknown("pattern", pattern, patterns(g))
+    found = [pattern_evidence(g, p) for p in ids]
+    if fmt == "json":
+        click.echo(json.dumps([e.as_dict() for e in found], indent=2))
+        return
+    for e in found:
+        click.echo(f"{e.pattern}: {e.title}: strength {e.strength} "
+                   f"(report{'s' * (e.strength != 1)}: {', '.join(e.reports) or 'none'})")
+        for c in e.claims:
+            click.echo(f"  {c}: {g.nodes['claim:' + c]['label']}")
+
+
+@graph.command()
+@CLAIMS_OPTION
+@FORMAT_TEXT_JSON
+def table(claims_dir, fmt):
+    """Which reports back which patterns: a report × pattern table of supporting claims."""
+    from .graph import report_pattern_table
+
+    t = report_pattern_table(_load_graph(claims_dir))
+    if fmt == "json":
+        click.echo(json.dumps(t, indent=2))
+        return
+    pats = list(next(iter(t.values()), {}))
+    width = max([len(r) for r in t] + [6])
+    click.echo(" " * width + "  " + "  ".join(f"{p:>17}" for p in pats))
+    for r, row in t.items():
+        click.echo(f"{r:<{width}}  " + "  ".join(f"{(row[p] or '·')!s:>17}" for p in pats))
+
+
+@graph.command()
+@click.argument("ref")
+@CLAIMS_OPTION
+@FORMAT_TEXT_JSON
+def impact(ref, claims_dir, fmt):
+    """What a correction to a claim touches: figures derived from it (transitively), the patterns it
+    supports, and the recorded verdicts that cite it. REF is report/claim."""
+    from .graph import dependents
+
+    g = _load_graph(claims_dir)
+    try:
+        found = dependents(g, ref)
+    except KeyError:
+        _unknown("claim", ref, [g.nodes[n]["key"] for n in g if g.nodes[n]["kind"] == "claim"])
+    if fmt == "json":
+        click.echo(json.dumps(found.as_dict(), indent=2))
+        return
+    click.echo(f"A correction to {ref} touches:")
+    click.echo(f"  derived figures: {', '.join(found.derived) or 'none'}")
+    click.echo(f"  patterns: {', '.join(found.patterns) or 'none'}")
+    verdicts = [f"{r} on {o} ({s})" for r, o, s in found.verdicts]
+    click.echo(f"  verdicts: {', '.join(verdicts) or 'none'}")
+
+
+@graph.command()
+@click.argument("pattern")
+@CLAIMS_OPTION
+@FORMAT_TEXT_JSON
+def shared(pattern, claims_dir, fmt):
+    """Which omissions the reports behind a pattern share: per omission, how many of them disclose,
+    partially disclose or omit it."""
+    from .graph import patterns, shared_omissions
+
+    g = _load_graph(claims_dir)
+    if pattern not in patterns(g):
+        _unknown("pattern", pattern, patterns(g))
+    found = shared_omissions(g, pattern)
+    if fmt == "json":
+        click.echo(json.dumps({o: dict(c) for o, c in found.items()}, indent=2))
+        return
+    for o, c in found.items():
+        parts = ", ".join(f"{c[s]} {s}" for s in ("absent", "partial", "disclosed") if c[s])
+        click.echo(f"{o}: {parts or 'not judged'}")
+
+
+@graph.command()
+@CLAIMS_OPTION
+@FORMAT_TEXT_JSON
+def review(claims_dir, fmt):
+    """A review list: claims that support no pattern, and patterns backed by fewer than two reports."""
+    from .graph import review as run_review
+
+    found = run_review(_load_graph(claims_dir))
+    if fmt == "json":
+        click.echo(json.dumps(found.as_dict(), indent=2))
+        return
+    click.echo(f"patterns with weak evidence (fewer than two reports): "
+               f"{', '.join(f'{p} ({n})' for p, n in found.weak_patterns) or 'none'}")
+    click.echo(f"claims that support no pattern: {len(found.unlinked_claims)}")
+    for c in found.unlinked_claims:
+        click.echo(f"  {c}")
+
+
+@graph.command(name="export")
+@CLAIMS_OPTION
+@click.option("--format", "fmt", type=click.Choice(["graphml", "json"]), default="graphml", show_default=True,
+              help="GraphML, or node-link JSON (networkx's node_link_data).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write here, not stdout.")
+def export_graph(claims_dir, fmt, output):
+    """The whole graph as GraphML or node-link JSON."""
+    from .graph import export
+
+    text = export(_load_graph(claims_dir), fmt)
+    if output:
+        Path(output).write_text(text)
+        click.echo(f"wrote {output}", err=True)
+    else:
+        click.echo(text)
+
+
 def main() -> None:
     cli(prog_name="kb")
 

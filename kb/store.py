@@ -223,6 +223,15 @@ TABLES: dict[str, dict[str, Any]] = {
         pk=("report", "omission"),
         foreign_keys=[("report", "reports", "id"), ("omission", "omissions", "id")],
     ),
+    "graph_nodes": dict(
+        columns={"id": str, "kind": str, "key": str, "label": str},
+        pk="id",
+    ),
+    "graph_edges": dict(
+        columns={"source": str, "target": str, "relation": str, "evidence": str},
+        pk=("source", "target"),
+        foreign_keys=[("source", "graph_nodes", "id"), ("target", "graph_nodes", "id")],
+    ),
     "derived_checks": dict(
         columns={"claim": str, "report": str, "formula": str, "computed": float, "stated": str,
                  "tolerance": float, "within_tolerance": int, "inputs": str, "error": str},
@@ -235,6 +244,7 @@ INDEXES = [
     ("claims", ["report"]), ("claims", ["status"]), ("claims", ["unit"]), ("claims", ["verified"]),
     ("claims", ["source"]), ("claims", ["citable"]), ("sources", ["report"]), ("claim_patterns", ["pattern"]),
     ("claim_topics", ["omission"]), ("disclosures", ["omission", "status"]), ("derived_checks", ["report"]),
+    ("graph_nodes", ["kind"]), ("graph_edges", ["target"]), ("graph_edges", ["relation"]),
 ]
 
 
@@ -328,6 +338,12 @@ def write_database(path: Path, result: Validation, today: date) -> dict[str, int
                 "computed": d.computed, "stated": d.stated, "tolerance": d.tolerance,
                 "within_tolerance": int(d.ok), "inputs": json.dumps(d.inputs), "error": d.error,
             })
+
+    from .graph import build_graph, edge_rows, node_rows
+
+    g = build_graph(result)
+    rows["graph_nodes"] = list(node_rows(g))
+    rows["graph_edges"] = list(edge_rows(g))
 
     db = sqlite_utils.Database(path, recreate=True)
     db.execute("pragma journal_mode = off")
