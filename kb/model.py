@@ -280,12 +280,31 @@ class Unit(Strict):
     aliases: list[Annotated[str, Field(min_length=1, max_length=100)]] = Field(default_factory=list)
 
 
+class ChartAxis(Strict):
+    base: Annotated[str, Field(min_length=1, max_length=100)]
+    label: Text
+    log: bool = True
+
+
+class Chart(Strict):
+    """A cross-report chart: per report, the claims supporting `pattern` whose units normalize to x.base and
+    y.base make a point."""
+
+    id: Slug
+    pattern: Slug
+    title: Text
+    description: Optional[LongText] = None
+    x: ChartAxis
+    y: ChartAxis
+
+
 class Vocabulary(Strict):
     version: Literal["1", 1]
     patterns: list[Pattern] = Field(min_length=1)
     omissions: list[Omission] = Field(min_length=1)
     units: list[Unit] = Field(default_factory=list)
     scales: dict[str, PositiveNumber] = Field(default_factory=dict)
+    charts: list[Chart] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _unique_ids(self) -> "Vocabulary":
@@ -294,6 +313,9 @@ class Vocabulary(Strict):
             dups = sorted({i for i in ids if ids.count(i) > 1})
             if dups:
                 raise ValueError(f"{kind} ids listed twice: {', '.join(dups)}")
+        for chart in self.charts:
+            if chart.pattern not in self.pattern_ids:
+                raise ValueError(f"chart {chart.id!r} names an unknown pattern {chart.pattern!r}")
         return self
 
     @property

@@ -232,6 +232,19 @@ TABLES: dict[str, dict[str, Any]] = {
         pk=("source", "target"),
         foreign_keys=[("source", "graph_nodes", "id"), ("target", "graph_nodes", "id")],
     ),
+    "charts": dict(
+        columns={"id": str, "pattern": str, "title": str, "description": str, "x_base": str, "x_label": str,
+                 "x_log": int, "y_base": str, "y_label": str, "y_log": int},
+        pk="id",
+        foreign_keys=[("pattern", "patterns", "id")],
+    ),
+    "chart_points": dict(
+        columns={"chart": str, "report": str, "x": float, "y": float, "x_claim": str, "y_claim": str,
+                 "x_figure": str, "y_figure": str},
+        pk=("chart", "report"),
+        foreign_keys=[("chart", "charts", "id"), ("report", "reports", "id"), ("x_claim", "claims", "ref"),
+                      ("y_claim", "claims", "ref")],
+    ),
     "derived_checks": dict(
         columns={"claim": str, "report": str, "formula": str, "computed": float, "stated": str,
                  "tolerance": float, "within_tolerance": int, "inputs": str, "error": str},
@@ -268,6 +281,26 @@ PATTERN_SUPPORT_SQL = """select p.id as pattern, p.title,
      where x.pattern = p.id order by report)) as report_ids
 from patterns p left join claim_patterns cp on cp.pattern = p.id
 group by p.id order by reports desc, claims desc"""
+
+
+def chart_points(result: Validation):
+    """For each chart of the vocabulary and each report, the point made by its first claim on each axis."""
+    units = unit_index(result.vocabulary)
+    for chart in result.vocabulary.charts:
+        for rec in result.loaded.records:
+            axes: dict[str, Any] = {}
+            for c in rec.report.claims:
+                norm = units.normalize(c.unit)
+                if chart.pattern not in c.patterns or norm is None or c.value is None:
+                    continue
+                for axis in ("x", "y"):
+                    if norm.base == getattr(chart, axis).base and axis not in axes:
+                        axes[axis] = (c, float(c.low) * norm.factor)
+            if len(axes) == 2:
+                (xc, x), (yc, y) = axes["x"], axes["y"]
+                yield {"chart": chart.id, "report": rec.report.id, "x": x, "y": y,
+                       "x_claim": f"{rec.report.id}/{xc.id}", "y_claim": f"{rec.report.id}/{yc.id}",
+                       "x_figure": figure(xc), "y_figure": figure(yc)}
 
 
 def write_database(path: Path, result: Validation, today: date) -> dict[str, int]:
@@ -338,6 +371,13 @@ def write_database(path: Path, result: Validation, today: date) -> dict[str, int
                 "computed": d.computed, "stated": d.stated, "tolerance": d.tolerance,
                 "within_tolerance": int(d.ok), "inputs": json.dumps(d.inputs), "error": d.error,
             })
+
+    rows["charts"] = [
+        {"id": c.id, "pattern": c.pattern, "title": c.title, "description": c.description, "x_base": c.x.base,
+         "x_label": c.x.label, "x_log": int(c.x.log), "y_base": c.y.base, "y_label": c.y.label, "y_log": int(c.y.log)}
+        for c in vocabulary.charts
+    ]
+    rows["chart_points"] = list(chart_points(result))
 
     from .graph import build_graph, edge_rows, node_rows
 

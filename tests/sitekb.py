@@ -36,6 +36,23 @@ claims:
     status: contradicted
     note: Not removed; a sequence-wise balance loss with alpha 0.0001 remains.
     patterns: [spike-layers]
+  - id: job-gpus
+    statement: The job ran on 2,048 GPUs.
+    value: 2048
+    unit: GPUs
+    source: paper
+    verified: 2026-08-02
+    status: confirmed
+    patterns: [failure-scaling]
+  - id: failures-per-day
+    statement: About two machines failed every day.
+    value: 2
+    bound: about
+    unit: failures per day
+    source: paper
+    verified: 2026-08-02
+    status: confirmed
+    patterns: [failure-scaling]
   - id: old-check
     statement: The cluster had 2,048 GPUs.
     value: 2048
@@ -76,7 +93,7 @@ disclosures:
   failed-runs: {status: partial, note: "<script>alert(4)</script>"}
 """
 
-CLAIMS = 3 + 3 + 1
+CLAIMS = 3 + 5 + 1
 
 
 def make_site(tmp: Path) -> tuple[Path, Path]:

@@ -70,7 +70,7 @@ def test_the_heatmap_is_coloured(page, server):
     page.screenshot(path=str(Path(server[1]) / "heatmap.png"), full_page=True)
 
 
-@pytest.mark.parametrize("path", ["/kb/claims", "/kb/claims/hostile-run~2Fscripted", "/kb/reports", "/omissions",
+@pytest.mark.parametrize("path", ["/kb/claims", "/kb/claims/hostile-run~2Fscripted", "/kb/reports", "/omissions", "/graph", "/patterns/failure-scaling",
                                   "/kb/sources", "/kb/disclosures", "/kb/claims?_search=interruptions"])
 def test_hostile_records_render_inert(page, server, path):
     base, _ = server
@@ -80,3 +80,27 @@ def test_hostile_records_render_inert(page, server, path):
     schemes = page.eval_on_selector_all("a[href]", "as => as.map(a => a.protocol)")
     assert "javascript:" not in schemes and "file:" not in schemes
     assert page.locator("script", has_text="alert(").count() == 0
+
+
+def test_the_graph_shows_a_reports_claims_on_demand(page, server):
+    base, _ = server
+    page.goto(f"{base}/graph")
+    assert page.locator("#kb-graph .kb-pattern").count() == 5
+    assert page.locator("#kb-claims .kb-claim").count() == 0
+    page.locator('.kb-report[data-report="second-run"]').click()
+    assert page.locator("#kb-claims .kb-claim").count() == 4  # its claims that support a pattern
+    assert page.locator("#kb-claims .kb-supports").count() == 5  # mfu supports two patterns
+    dashes = {page.locator(sel).first.get_attribute("stroke-dasharray")
+              for sel in ["#kb-claims .kb-supports", "#kb-links .kb-backs"]}
+    assert dashes == {"5 3", None}  # edge types look different
+    page.locator('.kb-report[data-report="second-run"]').click()
+    assert page.locator("#kb-claims .kb-claim").count() == 0
+    page.screenshot(path=str(Path(server[1]) / "graph.png"), full_page=True)
+
+
+def test_a_chart_point_leads_to_its_claim(page, server):
+    base, _ = server
+    page.goto(f"{base}/charts/failure-scaling")
+    page.locator("a.kb-point").first.click()
+    page.wait_for_url("**/kb/claims/second-run~2Ffailures-per-day")
+    assert page.locator("#kb-citation-text").inner_text().startswith("about 2 failures per day")

@@ -69,7 +69,7 @@ def test_views_give_the_omission_matrix_and_pattern_support(built):
     assert matrix["second-run"]["contamination"] == "disclosed"
     assert matrix["example-run"]["ops-staffing"] == "partial" and matrix["example-run"]["failed-runs"] is None
     support = {r["pattern"]: r for r in db["pattern_support"].rows}
-    assert (support["failure-scaling"]["reports"], support["failure-scaling"]["claims"]) == (2, 2)
+    assert (support["failure-scaling"]["reports"], support["failure-scaling"]["claims"]) == (2, 4)
     assert support["failure-scaling"]["report_ids"] == "example-run, second-run"
     assert support["staged-data-mix"]["reports"] == 0
 

@@ -41,7 +41,7 @@ def g(tmp_path):
 
 def test_nodes_and_typed_edges(g):
     kinds = {k: sum(1 for n in g if g.nodes[n]["kind"] == k) for k in ("report", "claim", "source", "pattern", "omission")}
-    assert kinds == {"report": 4, "claim": 4 + 3 + 1 + 3, "source": 4, "pattern": 5, "omission": 5}
+    assert kinds == {"report": 4, "claim": 4 + 5 + 1 + 3, "source": 4, "pattern": 5, "omission": 5}
     rel = lambda u, v: g.edges[u, v]["relation"]  # noqa: E731
     assert rel("report:example-run", "claim:example-run/snapshot-days") == "states"
     assert rel("claim:example-run/snapshot-days", "source:example-run/paper") == "cites"
@@ -55,7 +55,8 @@ def test_nodes_and_typed_edges(g):
 def test_the_evidence_for_a_pattern_and_its_strength(g):
     e = pattern_evidence(g, "failure-scaling")
     assert e.claims == ["example-run/interruptions-per-week", "example-run/unexpected-interruptions",
-                        "second-run/mfu", "third-run/unexpected-interruptions"]
+                        "second-run/failures-per-day", "second-run/job-gpus", "second-run/mfu",
+                        "third-run/unexpected-interruptions"]
     assert e.reports == ["example-run", "second-run", "third-run"]
     assert e.strength == 3
     assert pattern_evidence(g, "staged-data-mix").strength == 0
@@ -64,7 +65,7 @@ def test_the_evidence_for_a_pattern_and_its_strength(g):
 def test_which_reports_back_which_patterns(g):
     t = report_pattern_table(g)
     assert t["example-run"]["failure-scaling"] == 2
-    assert t["second-run"] == {"spike-layers": 1, "failure-scaling": 1, "staged-data-mix": 0,
+    assert t["second-run"] == {"spike-layers": 1, "failure-scaling": 3, "staged-data-mix": 0,
                                "proxy-experiments": 0, "arch-is-infra": 1}
     assert sum(t["hostile-run"].values()) == 0
 
@@ -107,6 +108,7 @@ def test_graph_commands_answer_from_the_terminal(tmp_path, kb):
     (claims / "example-run.yaml").write_text(CHAIN)
     r = kb("graph", "evidence", "failure-scaling", "--claims", claims, "--format", "json")
     assert json.loads(r.stdout)[0]["strength"] == 2
+    assert "second-run/job-gpus" in json.loads(r.stdout)[0]["claims"]
     r = kb("graph", "impact", "example-run/snapshot-days", "--claims", claims)
     assert "derived figures: example-run/hours-between-interruptions, example-run/interruptions-per-week" in r.stdout
     r = kb("graph", "impact", "example-run/snapshot-day", "--claims", claims)
@@ -127,4 +129,4 @@ def test_the_graph_is_stored_for_datasette(tmp_path):
     build(claims, site / "kb.db")
     db = sqlite_utils.Database(site / "kb.db")
     assert db["graph_edges"].get(("claim:second-run/mfu", "pattern:arch-is-infra"))["relation"] == "supports"
-    assert db["graph_nodes"].count == 3 + 7 + 3 + 5 + 5
+    assert db["graph_nodes"].count == 3 + 9 + 3 + 5 + 5

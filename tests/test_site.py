@@ -61,8 +61,8 @@ def test_the_database_is_served_immutable(get):
 
 @pytest.mark.parametrize(
     "table, count",
-    [("reports", 3), ("sources", 3), ("claims", CLAIMS), ("patterns", 5), ("omissions", 5), ("claim_patterns", 4),
-     ("claim_topics", 1), ("disclosures", 7), ("derived_checks", 1), ("omission_matrix", 3),
+    [("reports", 3), ("sources", 3), ("claims", CLAIMS), ("patterns", 5), ("omissions", 5), ("claim_patterns", 6),
+     ("claim_topics", 1), ("disclosures", 7), ("derived_checks", 1), ("omission_matrix", 3), ("charts", 1), ("chart_points", 1),
      ("pattern_support", 5)],
 )
 def test_every_table_and_view_answers_with_its_rows(get, table, count):
@@ -76,7 +76,9 @@ def test_every_table_and_view_answers_with_its_rows(get, table, count):
     "query, expected",
     [
         ("claims_for_pattern?pattern=spike-layers", ["second-run/aux-loss-removed"]),
-        ("claims_for_pattern?pattern=failure-scaling", ["example-run/unexpected-interruptions", "second-run/mfu"]),
+        ("claims_for_pattern?pattern=failure-scaling", ["example-run/unexpected-interruptions",
+                                                        "second-run/failures-per-day", "second-run/job-gpus",
+                                                        "second-run/mfu"]),
         ("reports_omitting?omission=failed-runs", ["second-run", "hostile-run"]),
         ("reports_omitting?omission=contamination", []),
         ("disputed_claims", ["second-run/aux-loss-removed"]),
@@ -124,8 +126,8 @@ def test_full_text_search_finds_a_claim(get):
 def test_facets_by_report_status_and_unit(get):
     data = get("/kb/claims.json?_facet=status&_facet=report&_facet=unit").json()
     facets = {f: {v["value"]: v["count"] for v in data["facet_results"][f]["results"]} for f in data["facet_results"]}
-    assert facets["status"] == {"confirmed": 5, "contradicted": 1, "derived": 1}
-    assert facets["report"]["second-run"] == 3
+    assert facets["status"] == {"confirmed": 7, "contradicted": 1, "derived": 1}
+    assert facets["report"]["second-run"] == 5
 
 
 def test_csv_and_json_exports(get):
@@ -214,3 +216,25 @@ def test_the_server_refuses_writes(server):
     r = httpx.get(f"{base}/kb.json", params={"sql": "delete from claims"})
     assert r.status_code == 400
     assert len(httpx.get(f"{base}/kb/claims.json?_shape=array&_size=max").json()) == CLAIMS
+
+
+def test_a_page_per_pattern_lists_its_evidence(get):
+    html = get("/patterns/failure-scaling").text
+    assert 'data-strength="2"' in html
+    assert html.count('<td><a href="/kb/claims/') == 4
+    assert "About two machines failed every day." in html
+    assert get("/patterns/no-such-pattern").status_code == 404
+
+
+def test_the_graph_page_draws_patterns_reports_and_links(get):
+    html = get("/graph").text
+    assert html.count('class="kb-node kb-pattern"') == 5
+    assert html.count('class="kb-node kb-report"') == 3
+    assert 'class="kb-edge kb-backs" data-report="second-run" data-pattern="failure-scaling"' in html
+
+
+def test_the_failure_scaling_chart_links_each_point_to_its_claim(get):
+    html = get("/charts/failure-scaling").text
+    assert html.count('class="kb-point"') == 1
+    assert 'href="/kb/claims/second-run~2Ffailures-per-day" data-report="second-run"' in html
+    assert get("/charts/nope").status_code == 404

@@ -57,7 +57,133 @@ def extra_css_urls(database):
 
 @hookimpl
 def register_routes():
-    return [(r"^/omissions$", omissions_page)]
+    return [
+        (r"^/omissions$", omissions_page),
+        (r"^/patterns/(?P<pattern>[a-z0-9-]+)$", pattern_page),
+        (r"^/graph$", graph_page),
+        (r"^/charts/(?P<chart>[a-z0-9-]+)$", chart_page),
+    ]
+
+
+async def _rows(db, sql, params=None):
+    return [dict(r) for r in (await db.execute(sql, params or {})).rows]
+
+
+async def pattern_page(datasette, request):
+    """One pattern: its evidence (claims and the reports they come from), its strength, shared omissions."""
+    from datasette.utils.asgi import NotFound, Response
+
+    db = datasette.get_database("kb")
+    pattern_id = request.url_vars["pattern"]
+    found = await _rows(db, "select id, title, description from patterns where id = :p", {"p": pattern_id})
+    if not found:
+        raise NotFound(f"No pattern {pattern_id}")
+    claims = await _rows(db, """select c.ref, c.report, c.statement, c.figure, c.status, r.title as report_title
+        from claim_patterns cp join claims c on c.ref = cp.claim join reports r on r.id = c.report
+        where cp.pattern = :p order by r.published, c.ref""", {"p": pattern_id})
+    reports = sorted({c["report"] for c in claims})
+    shared = await _rows(db, """select o.id as omission, o.title,
+          sum(d.status = 'absent') as absent, sum(d.status = 'partial') as partial,
+          sum(d.status = 'disclosed') as disclosed
+        from omissions o left join disclosures d on d.omission = o.id
+          and d.report in (select distinct report from claim_patterns where pattern = :p)
+        group by o.id order by o.rowid""", {"p": pattern_id})
+    others = await _rows(db, "select id, title from patterns order by rowid")
+    html = await datasette.render_template("pattern.html", {
+        "pattern": found[0], "claims": claims, "reports": reports, "shared": shared, "patterns": others,
+    }, request=request)
+    return Response.html(html)
+
+
+async def graph_page(datasette, request):
+    """The pattern graph: patterns at the centre, reports around them, a report's claims on demand."""
+    import math
+
+    from datasette.utils.asgi import Response
+
+    db = datasette.get_database("kb")
+    patterns = await _rows(db, "select id, title from patterns order by rowid")
+    reports = await _rows(db, "select id, title from reports order by published, id")
+    links = await _rows(db, """select report, pattern, count(*) as claims from claim_patterns
+        group by report, pattern""")
+    claims = await _rows(db, """select c.ref, c.report, c.statement, c.figure, c.status,
+          (select group_concat(pattern) from claim_patterns cp where cp.claim = c.ref) as patterns
+        from claims c where c.ref in (select claim from claim_patterns)
+          or c.ref in (select substr(target, 7) from graph_edges where relation = 'derived_from')
+          or c.ref in (select substr(source, 7) from graph_edges where relation = 'derived_from')
+        order by c.ref""")
+    derived = await _rows(db, """select substr(source, 7) as source, substr(target, 7) as target
+        from graph_edges where relation = 'derived_from'""")
+    width, height = 1000, 820
+    cx, cy = width / 2, height / 2
+    pos = {}
+    for i, p in enumerate(patterns):
+        a = 2 * math.pi * i / max(len(patterns), 1) - math.pi / 2
+        p["x"], p["y"] = cx + 130 * math.cos(a), cy + 130 * math.sin(a)
+        pos["pattern:" + p["id"]] = (p["x"], p["y"])
+    for i, r in enumerate(reports):
+        a = 2 * math.pi * i / max(len(reports), 1) - math.pi / 2 + 0.2
+        r["x"], r["y"], r["angle"] = cx + 330 * math.cos(a), cy + 330 * math.sin(a), a
+        pos["report:" + r["id"]] = (r["x"], r["y"])
+    for link in links:
+        link["x1"], link["y1"] = pos["report:" + link["report"]]
+        link["x2"], link["y2"] = pos["pattern:" + link["pattern"]]
+    html = await datasette.render_template("graph.html", {
+        "patterns": patterns, "reports": reports, "links": links, "width": width, "height": height,
+        "data": {"claims": claims, "derived": derived, "reports": {r["id"]: [r["x"], r["y"], r["angle"]]
+                                                                     for r in reports},
+                 "patterns": {p["id"]: [p["x"], p["y"]] for p in patterns}},
+    }, request=request)
+    return Response.html(html)
+
+
+async def chart_page(datasette, request):
+    """A cross-report chart drawn as SVG from the chart_points table; each point links to its claims."""
+    import math
+
+    from datasette.utils.asgi import NotFound, Response
+
+    db = datasette.get_database("kb")
+    chart_id = request.url_vars["chart"]
+    found = await _rows(db, "select * from charts where id = :c", {"c": chart_id})
+    if not found:
+        raise NotFound(f"No chart {chart_id}")
+    c = found[0]
+    chart = {"id": c["id"], "title": c["title"], "description": c["description"], "pattern": c["pattern"],
+             "x": {"label": c["x_label"], "log": bool(c["x_log"]), "base": c["x_base"]},
+             "y": {"label": c["y_label"], "log": bool(c["y_log"]), "base": c["y_base"]}}
+    points = await _rows(db, """select p.*, r.title as report_title from chart_points p
+        join reports r on r.id = p.report where p.chart = :c order by p.x""", {"c": chart_id})
+    width, height, margin = 760, 480, 70
+
+    def scale(values, log, size, flip):
+        values = [v for v in values if v > 0] if log else values
+        if not values:
+            return lambda v: 0, []
+        lo, hi = min(values), max(values)
+        if log:
+            lo, hi = 10 ** math.floor(math.log10(lo)), 10 ** math.ceil(math.log10(hi))
+            if lo == hi:
+                hi = lo * 10
+            f = lambda v: (math.log10(v) - math.log10(lo)) / (math.log10(hi) - math.log10(lo))  # noqa: E731
+            ticks = [10 ** e for e in range(int(math.log10(lo)), int(math.log10(hi)) + 1)]
+        else:
+            lo, hi = 0, hi * 1.1 or 1
+            f = lambda v: (v - lo) / (hi - lo)  # noqa: E731
+            ticks = [lo + (hi - lo) * i / 5 for i in range(6)]
+        span = size - 2 * margin
+        to_px = (lambda v: height - margin - f(v) * span) if flip else (lambda v: margin + f(v) * span)
+        return to_px, [(t, to_px(t)) for t in ticks]
+
+    sx, xticks = scale([p["x"] for p in points], chart["x"]["log"], width, False)
+    sy, yticks = scale([p["y"] for p in points], chart["y"]["log"], height, True)
+    for p in points:
+        p["px"], p["py"] = sx(p["x"]), sy(p["y"])
+    html = await datasette.render_template("chart.html", {
+        "chart": chart, "points": points, "width": width, "height": height, "margin": margin,
+        "xticks": xticks, "yticks": yticks,
+    }, request=request)
+    return Response.html(html)
 
 
 async def omissions_page(datasette, request):
