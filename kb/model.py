@@ -271,6 +271,12 @@ class Omission(Strict):
     title: Text
     description: LongText
     parts: list[OmissionPart] = Field(min_length=1)
+    # How many parts must be given with figures for the omission to count as disclosed (default: all).
+    disclosed_at: Optional[Annotated[int, Field(ge=1)]] = None
+
+    @property
+    def parts_needed(self) -> int:
+        return min(self.disclosed_at or len(self.parts), len(self.parts))
 
 
 class Unit(Strict):

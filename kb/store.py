@@ -223,6 +223,12 @@ TABLES: dict[str, dict[str, Any]] = {
         pk=("report", "omission"),
         foreign_keys=[("report", "reports", "id"), ("omission", "omissions", "id")],
     ),
+    "verdicts": dict(
+        columns={"report": str, "omission": str, "declared": str, "audited": str, "agree": int, "evidence": str,
+                 "missing": str, "provider": str},
+        pk=("report", "omission"),
+        foreign_keys=[("report", "reports", "id"), ("omission", "omissions", "id")],
+    ),
     "graph_nodes": dict(
         columns={"id": str, "kind": str, "key": str, "label": str},
         pk="id",
@@ -281,6 +287,25 @@ PATTERN_SUPPORT_SQL = """select p.id as pattern, p.title,
      where x.pattern = p.id order by report)) as report_ids
 from patterns p left join claim_patterns cp on cp.pattern = p.id
 group by p.id order by reports desc, claims desc"""
+
+
+def verdict_providers() -> list[tuple[str, Callable]]:
+    """The verdict providers installed (the auditor registers one), by entry point name."""
+    from importlib.metadata import entry_points
+
+    return [(ep.name, ep.load()) for ep in sorted(entry_points(group="report_claims.verdicts"), key=lambda e: e.name)]
+
+
+def verdict_rows(result: Validation):
+    """Every report × omission: the declared judgement next to each provider's verdict."""
+    declared = {(rec.report.id, o): d.status for rec in result.loaded.records for o, d in rec.report.disclosures.items()}
+    for name, provider in verdict_providers():
+        for row in provider(result):
+            key = (row["report"], row["omission"])
+            yield {"report": row["report"], "omission": row["omission"], "declared": declared.get(key),
+                   "audited": row["status"], "agree": None if key not in declared else int(declared[key] == row["status"]),
+                   "evidence": json.dumps([f"{x}" for x in row.get("evidence", [])]),
+                   "missing": json.dumps(row.get("missing", [])), "provider": name}
 
 
 def chart_points(result: Validation):
@@ -378,6 +403,7 @@ def write_database(path: Path, result: Validation, today: date) -> dict[str, int
         for c in vocabulary.charts
     ]
     rows["chart_points"] = list(chart_points(result))
+    rows["verdicts"] = list(verdict_rows(result))
 
     from .graph import build_graph, edge_rows, node_rows
 

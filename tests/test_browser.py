@@ -62,7 +62,9 @@ def test_the_heatmap_is_coloured(page, server):
     base, _ = server
     page.goto(f"{base}/omissions")
     cell = page.locator('td[data-report="second-run"][data-omission="contamination"]')
-    assert cell.inner_text().strip() == "disclosed"
+    assert cell.locator("a").first.inner_text().strip() == "disclosed"
+    # The record declares contamination disclosed, but none of its claims says anything about it.
+    assert cell.locator("a.kb-disagree").inner_text() == "auditor: absent"
     green = cell.evaluate("e => getComputedStyle(e).backgroundColor")
     red = page.locator('td[data-report="second-run"][data-omission="failed-runs"]').evaluate(
         "e => getComputedStyle(e).backgroundColor")

@@ -195,7 +195,8 @@ async def omissions_page(datasette, request):
     reports = (await db.execute(
         "select id, title, organization from reports where id in (select report from disclosures) "
         "order by published, id")).rows
-    cells = (await db.execute("select report, omission, status, note from disclosures")).rows
+    cells = await _rows(db, """select d.report, d.omission, d.status, d.note, v.audited
+        from disclosures d left join verdicts v on v.report = d.report and v.omission = d.omission""")
     grid = {(c["report"], c["omission"]): c for c in cells}
     html = await datasette.render_template(
         "omissions.html", {"omissions": omissions, "reports": reports, "grid": grid}, request=request

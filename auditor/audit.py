@@ -1,0 +1,478 @@
+"""The auditor: for a report (a record in format v1, or the report's text), a graded verdict on each omission of
+the vocabulary, with its evidence and what is still missing; hygiene findings; and the knowledge base's context.
+
+How a verdict is decided, omission by omission (the parts and cues are data, in claims/_vocabulary.yaml):
+
+- each part of the omission is looked for in the evidence: a claim's statement, quote and unit (a record), or a
+  sentence (a text). A cue phrase matching with rapidfuzz's partial ratio at CUE_SCORE or more *mentions* the
+  part; a claim tagged with the omission as a topic mentions its best-matching part even at TAGGED_SCORE;
+- a mention that carries a figure (a claim with a value, or a sentence with a number) *gives* the part;
+- disclosed: at least `disclosed_at` parts (default all) are given; partial: anything is mentioned or given;
+  absent: nothing is.
+
+The auditor depends on kb (the records, checks, vocabulary); kb never imports it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any, Iterable, Optional, Union
+
+from kb.load import load_vocabulary, record_files, vocabulary_path
+from kb.model import Claim, Omission, Report, Vocabulary
+from kb.pipeline import Validation, validate
+from kb.problems import Problem
+
+CUE_SCORE = 90.0
+TAGGED_SCORE = 60.0
+LEVELS = {"absent": 0, "partial": 1, "disclosed": 2}
+TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text"}
+RECORD_SUFFIXES = {".yaml", ".yml"}
+PDF_SUFFIXES = {".pdf"}
+
+
+class InputError(Exception):
+    """An input that cannot be read at all: the audit exits 2."""
+
+    def __init__(self, message: str, problems: Optional[list[Problem]] = None):
+        super().__init__(message)
+        self.problems = problems or []
+
+
+@dataclass
+class Evidence:
+    part: str
+    cue: str
+    score: float
+    figure: bool  # whether this evidence carries a figure
+    claim: Optional[str] = None  # report/claim, for a record
+    sentence: Optional[str] = None  # for a text
+    line: Optional[int] = None
+
+
+@dataclass
+class Verdict:
+    omission: str
+    status: str  # disclosed | partial | absent
+    evidence: list[Evidence] = field(default_factory=list)
+    given: list[str] = field(default_factory=list)  # parts given with figures
+    mentioned: list[str] = field(default_factory=list)  # parts mentioned without figures
+    missing: list[dict] = field(default_factory=list)  # {"part", "question"} for parts not given
+    declared: Optional[str] = None
+    cohort: Optional[dict] = None
+
+
+@dataclass
+class Finding:
+    kind: str  # no-source, no-check-date, stale, secondary-only, unverified, derived-mismatch, contradicted,
+    #            declared-unsupported, evidence-ignored, similar-report, check
+    message: str
+    claim: Optional[str] = None
+    line: Optional[int] = None
+    omission: Optional[str] = None
+
+
+@dataclass
+class Audit:
+    file: str
+    input: str  # record | text
+    report: str
+    title: str
+    verdicts: dict[str, Verdict]
+    findings: list[Finding] = field(default_factory=list)
+    similar: list[dict] = field(default_factory=list)
+
+    def worst(self) -> int:
+        return min((LEVELS[v.status] for v in self.verdicts.values()), default=2)
+
+    def as_dict(self) -> dict:
+        return {
+            "file": self.file,
+            "input": self.input,
+            "report": self.report,
+            "title": self.title,
+            "omissions": {
+                k: {
+                    "status": v.status,
+                    "declared": v.declared,
+                    "given": v.given,
+                    "mentioned": v.mentioned,
+                    "missing": v.missing,
+                    "evidence": [{k2: v2 for k2, v2 in asdict(e).items() if v2 is not None} for e in v.evidence],
+                    "cohort": v.cohort,
+                }
+                for k, v in self.verdicts.items()
+            },
+            "findings": [{k: v for k, v in asdict(f).items() if v is not None} for f in self.findings],
+            "similar": self.similar,
+        }
+
+
+# Matching.
+
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?:\s?[%×x]|[KMBT]\b)?")
+_NOT_FIGURES = re.compile(r"\b(?:19|20)\d\d[a-z]?\b|\[\d+(?:[,–-]\s*\d+)*\]|\b(?:Sec(?:tion)?|Table|Fig(?:ure)?|"
+                          r"Appendix|App|§)\.?\s*[A-Z]?\d+(?:\.\d+)*", re.IGNORECASE)
+
+
+def has_figure(text: str) -> bool:
+    """Whether a sentence states a figure (not just a year, a citation marker or a section number)."""
+    return bool(_NUMBER.search(_NOT_FIGURES.sub(" ", text)))
+
+
+class Matcher:
+    """Cue phrases of every omission part, matched against texts with rapidfuzz."""
+
+    def __init__(self, vocabulary: Vocabulary):
+        self.vocabulary = vocabulary
+        self.cues: list[tuple[str, str, str]] = []  # (omission, part, cue)
+        for o in vocabulary.omissions:
+            for p in o.parts:
+                for cue in p.cues:
+                    self.cues.append((o.id, p.id, cue.lower()))
+        self.cue_texts = [c[2] for c in self.cues]
+
+    def scores(self, texts: list[str]) -> list[dict[int, float]]:
+        """For each text, the partial-ratio score of every cue that reaches TAGGED_SCORE, by cue index."""
+        from rapidfuzz import fuzz, process
+
+        return [
+            {j: score for _, score, j in process.extract(t.lower(), self.cue_texts, scorer=fuzz.partial_ratio,
+                                                          score_cutoff=TAGGED_SCORE, limit=None)}
+            for t in texts
+        ]
+
+    def best_per_part(self, row: dict[int, float], omission: Optional[str] = None):
+        """(omission, part) → (best score, its cue) for one text's scores."""
+        best: dict[tuple[str, str], tuple[float, str]] = {}
+        for j, score in row.items():
+            o, p, cue = self.cues[j]
+            if omission is not None and o != omission:
+                continue
+            if score > best.get((o, p), (0.0, ""))[0]:
+                best[(o, p)] = (float(score), cue)
+        return best
+
+
+def _claim_text(c: Claim) -> str:
+    return " ".join(x for x in (c.statement, c.quote or "", c.unit or "") if x)
+
+
+def evidence_from_record(report: Report, matcher: Matcher, where=None) -> list[tuple[str, Evidence]]:
+    """(omission, evidence) pairs from a record's claims."""
+    out: list[tuple[str, Evidence]] = []
+    claims = report.claims
+    if not claims:
+        return out
+    matrix = matcher.scores([_claim_text(c) for c in claims])
+    for i, c in enumerate(claims):
+        ref = f"{report.id}/{c.id}"
+        line = where(i) if where else None
+        figure = c.value is not None
+        best = matcher.best_per_part(matrix[i])
+        for (o, p), (score, cue) in best.items():
+            if score >= CUE_SCORE:
+                out.append((o, Evidence(p, cue, round(score, 1), figure, claim=ref, line=line)))
+        for topic in c.topics:
+            mine = {k: v for k, v in best.items() if k[0] == topic}
+            if mine and max(v[0] for v in mine.values()) >= CUE_SCORE:
+                continue  # already counted above
+            tagged = matcher.best_per_part(matrix[i], omission=topic)
+            omission = matcher.vocabulary.omission(topic)
+            if tagged:
+                (o, p), (score, cue) = max(tagged.items(), key=lambda kv: kv[1][0])
+            elif omission is not None:
+                o, p, score, cue = topic, omission.parts[0].id, 0.0, "(tagged)"
+            else:
+                continue
+            out.append((o, Evidence(p, f"{cue} (tagged {topic})", round(score, 1), figure, claim=ref, line=line)))
+    return out
+
+
+_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'])|\n\s*\n|\n\s*[-*•]\s+|\n#+\s")
+
+
+def sentences(text: str) -> list[tuple[int, str]]:
+    """(line, sentence) pairs of a report's text; short fragments are dropped."""
+    out = []
+    pos = 0
+    for piece in _SPLIT.split(text):
+        start = text.find(piece, pos)
+        if start < 0:
+            start = pos
+        pos = start + len(piece)
+        s = " ".join(piece.split())
+        if len(s) >= 20:
+            out.append((text.count("\n", 0, start) + 1, s[:1000]))
+    return out
+
+
+def evidence_from_text(text: str, matcher: Matcher) -> list[tuple[str, Evidence]]:
+    out: list[tuple[str, Evidence]] = []
+    found = sentences(text)
+    if not found:
+        return out
+    matrix = matcher.scores([s for _, s in found])
+    for i, (line, s) in enumerate(found):
+        figure = has_figure(s)
+        for (o, p), (score, cue) in matcher.best_per_part(matrix[i]).items():
+            if score >= CUE_SCORE:
+                out.append((o, Evidence(p, cue, round(score, 1), figure, sentence=s, line=line)))
+    return out
+
+
+def decide(omission: Omission, evidence: list[Evidence]) -> Verdict:
+    given = [p.id for p in omission.parts if any(e.part == p.id and e.figure for e in evidence)]
+    mentioned = [p.id for p in omission.parts if p.id not in given and any(e.part == p.id for e in evidence)]
+    if len(given) >= omission.parts_needed:
+        status = "disclosed"
+    elif given or mentioned:
+        status = "partial"
+    else:
+        status = "absent"
+    missing = [{"part": p.id, "question": p.question} for p in omission.parts if p.id not in given]
+    if status == "disclosed":
+        missing = []
+    ordered = sorted(evidence, key=lambda e: (not e.figure, -e.score))
+    return Verdict(omission.id, status, ordered[:12], given, mentioned, missing)
+
+
+def verdicts(evidence: Iterable[tuple[str, Evidence]], vocabulary: Vocabulary) -> dict[str, Verdict]:
+    by_omission: dict[str, list[Evidence]] = {o.id: [] for o in vocabulary.omissions}
+    for o, e in evidence:
+        if o in by_omission:
+            by_omission[o].append(e)
+    return {o.id: decide(o, by_omission[o.id]) for o in vocabulary.omissions}
+
+
+def audit_report(report: Report, vocabulary: Vocabulary, matcher: Optional[Matcher] = None,
+                 where=None) -> dict[str, Verdict]:
+    """The verdicts for one validated record."""
+    matcher = matcher or Matcher(vocabulary)
+    return verdicts(evidence_from_record(report, matcher, where), vocabulary)
+
+
+# Hygiene and declarations.
+
+
+def hygiene(rec, validation: Validation, today: date, max_age: int) -> list[Finding]:
+    r: Report = rec.report
+    out: list[Finding] = []
+    for i, c in enumerate(r.claims):
+        ref = f"{r.id}/{c.id}"
+        line = rec.where("claims", i)[0]
+        if c.status != "derived":
+            if c.source is None:
+                out.append(Finding("no-source", "the claim names no source", ref, line))
+            if c.verified is None:
+                out.append(Finding("no-check-date", "the claim has no check date (verified)", ref, line))
+            elif (today - c.verified).days > max_age:
+                out.append(Finding("stale", f"checked {(today - c.verified).days} days ago (limit {max_age})",
+                                   ref, line))
+        src = r.source(c.source) if c.source else None
+        if c.status == "secondary" or (src is not None and src.kind == "secondary" and c.status == "confirmed"):
+            out.append(Finding("secondary-only", "the figure rests on secondary reporting, not the original",
+                               ref, line))
+        if c.status == "unverified":
+            out.append(Finding("unverified", "the figure is stated but not confirmed", ref, line))
+        if c.status == "contradicted":
+            out.append(Finding("contradicted", f"the source says otherwise: {c.note or ''}".strip(), ref, line))
+    for (report_id, claim_id), d in (validation.checked.derived.items() if validation.checked else []):
+        if report_id == r.id and (d.error or not d.ok):
+            i = next(i for i, c in enumerate(r.claims) if c.id == claim_id)
+            why = d.error or f"{d.formula} = {d.computed:.6g}, but the claim states {d.stated}"
+            out.append(Finding("derived-mismatch", f"derived figure does not add up: {why}",
+                               f"{r.id}/{claim_id}", rec.where("claims", i, "formula")[0]))
+    return out
+
+
+def compare_declared(rec, found: dict[str, Verdict]) -> list[Finding]:
+    """Flag declarations the evidence does not support, and evidence a declaration ignores."""
+    r: Report = rec.report
+    out: list[Finding] = []
+    for omission, v in found.items():
+        d = r.disclosures.get(omission)
+        if d is None:
+            continue
+        v.declared = d.status
+        line = rec.where("disclosures", omission, key=True)[0]
+        if LEVELS[d.status] > LEVELS[v.status]:
+            out.append(Finding("declared-unsupported",
+                               f"declared {d.status}, but the evidence supports {v.status}"
+                               + (f" (missing: {', '.join(m['part'] for m in v.missing)})" if v.missing else ""),
+                               line=line, omission=omission))
+        elif LEVELS[d.status] < LEVELS[v.status]:
+            refs = sorted({e.claim for e in v.evidence if e.claim})
+            out.append(Finding("evidence-ignored",
+                               f"declared {d.status}, but the claims give {v.status} evidence: {', '.join(refs)}",
+                               line=line, omission=omission))
+        evidence_claims = {e.claim for e in v.evidence}
+        for cid in d.claims:
+            if f"{r.id}/{cid}" not in evidence_claims:
+                out.append(Finding("declared-unsupported",
+                                   f"declared evidence {cid!r} says nothing the auditor recognises about {omission}",
+                                   claim=f"{r.id}/{cid}", line=line, omission=omission))
+    return out
+
+
+# The knowledge base as context.
+
+
+@dataclass
+class KnowledgeBase:
+    vocabulary: Vocabulary
+    validation: Optional[Validation]
+    verdicts: dict[str, dict[str, str]]  # report → omission → status (declared, else audited)
+    reports: dict[str, Report]
+    paths: dict[str, str]
+
+    @classmethod
+    def load(cls, claims_dir: Union[str, Path]) -> "KnowledgeBase":
+        vocabulary = load_vocabulary(vocabulary_path(claims_dir))
+        if not Path(claims_dir).is_dir() or not record_files(claims_dir):
+            return cls(vocabulary, None, {}, {}, {})
+        v = validate(claims_dir=claims_dir)
+        matcher = Matcher(vocabulary)
+        table: dict[str, dict[str, str]] = {}
+        for rec in v.loaded.records:
+            audited = audit_report(rec.report, vocabulary, matcher)
+            table[rec.report.id] = {
+                o: (rec.report.disclosures[o].status if o in rec.report.disclosures else audited[o].status)
+                for o in vocabulary.omission_ids
+            }
+        return cls(vocabulary, v, table, {r.report.id: r.report for r in v.loaded.records},
+                   {r.report.id: r.path for r in v.loaded.records})
+
+    def cohort(self, report_id: str, omission: str, status: str) -> dict:
+        others = {r: t for r, t in self.verdicts.items() if r != report_id and omission in t}
+        same = sum(1 for t in others.values() if t[omission] == status)
+        return {"same": same, "of": len(others), "text": f"{status} in {same} of {len(others)}"}
+
+    def similar(self, report_id: str, title: str, organization: str = "", models: Iterable[str] = ()) -> list[dict]:
+        """Reports already in the knowledge base that look like this one (near-duplicate title, same organization
+        and models)."""
+        from rapidfuzz import fuzz
+
+        out = []
+        models = {m.lower() for m in models}
+        for rid, r in self.reports.items():
+            t = fuzz.token_set_ratio(title.lower(), r.title.lower())
+            same_org = bool(organization) and fuzz.ratio(organization.lower(), r.organization.lower()) >= 90
+            shared = models & {m.lower() for m in r.models}
+            why = []
+            if t >= 90:
+                why.append(f"title {t:.0f}% alike")
+            if same_org and shared:
+                why.append(f"same organization and models ({', '.join(sorted(shared))})")
+            if rid == report_id:
+                why.append("same id")
+            if why:
+                out.append({"report": rid, "path": self.paths.get(rid), "score": round(t, 1), "why": "; ".join(why)})
+        return sorted(out, key=lambda d: -d["score"])
+
+
+# Entry points.
+
+
+def _read_text(path: Path) -> str:
+    if path.suffix.lower() in PDF_SUFFIXES:
+        try:
+            from pypdf import PdfReader
+        except ImportError:
+            raise InputError(f"{path}: reading PDF needs the pdf extra (pip install 'report-claims[pdf]')")
+        try:
+            return "\n\n".join(page.extract_text() or "" for page in PdfReader(str(path)).pages)
+        except Exception as e:  # pypdf raises many kinds on broken files
+            raise InputError(f"{path}: not a readable PDF ({type(e).__name__}: {e})")
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror or e}")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = raw.count(b"\n", 0, e.start) + 1
+        raise InputError(f"{path}:{line}: not valid UTF-8 (byte 0x{raw[e.start]:02x})")
+    if "\x00" in text:
+        raise InputError(f"{path}:{text.count(chr(10), 0, text.index(chr(0))) + 1}: contains a NUL byte")
+    return text
+
+
+def audit_text(path: Path, kb: KnowledgeBase, matcher: Optional[Matcher] = None) -> Audit:
+    text = _read_text(path)
+    if len(text) > 20_000_000:
+        raise InputError(f"{path}: {len(text):,} characters is more than a report (limit 20,000,000)")
+    matcher = matcher or Matcher(kb.vocabulary)
+    heading = re.search(r"^#\s+(.+)$", text, re.MULTILINE)
+    title = heading.group(1).strip() if heading else path.stem
+    found = verdicts(evidence_from_text(text, matcher), kb.vocabulary)
+    report_id = path.stem
+    for o, v in found.items():
+        v.cohort = kb.cohort(report_id, o, v.status)
+    return Audit(str(path), "text", report_id, title, found, similar=kb.similar("", title))
+
+
+def audit_record(path: Path, kb: KnowledgeBase, claims_dir: Union[str, Path], today: date, max_age: int,
+                 matcher: Optional[Matcher] = None) -> Audit:
+    v = validate([path], claims_dir=claims_dir, today=today)
+    if v.loaded.problems or not v.loaded.records:
+        raise InputError(f"{path}: not a valid record", v.loaded.problems)
+    rec = v.loaded.records[0]
+    r = rec.report
+    found = audit_report(r, kb.vocabulary, matcher or Matcher(kb.vocabulary), where=lambda i: rec.where("claims", i)[0])
+    findings = [Finding("check", p.message, line=p.line) for p in (v.checked.problems if v.checked else [])
+                if "does not add up" not in p.message and p.severity == "error"]
+    findings += hygiene(rec, v, today, max_age)
+    findings += compare_declared(rec, found)
+    for o, verdict in found.items():
+        verdict.cohort = kb.cohort(r.id, o, verdict.status)
+    in_kb = Path(path).resolve().parent == Path(claims_dir).resolve()
+    similar = [s for s in kb.similar(r.id, r.title, r.organization, r.models)
+               if not (in_kb and s["report"] == r.id)]
+    for s in similar:
+        findings.append(Finding("similar-report", f"looks like {s['report']} ({s['path']}): {s['why']}"))
+    return Audit(str(path), "record", r.id, r.title, found, findings, similar)
+
+
+def audit_paths(paths: Iterable[Union[str, Path]], claims_dir: Union[str, Path] = "claims",
+                today: Optional[date] = None, max_age: int = 365) -> list[Union[Audit, InputError]]:
+    """Audit each file; an unreadable one yields its InputError in place of an Audit, the others still run."""
+    today = today or date.today()
+    kb = KnowledgeBase.load(claims_dir)
+    matcher = Matcher(kb.vocabulary)
+    out: list[Union[Audit, InputError]] = []
+    for p in map(Path, paths):
+        try:
+            if not p.exists():
+                raise InputError(f"{p}: no such file")
+            if p.is_dir():
+                raise InputError(f"{p}: is a folder; give report files")
+            suffix = p.suffix.lower()
+            if suffix in RECORD_SUFFIXES:
+                out.append(audit_record(p, kb, claims_dir, today, max_age, matcher))
+            elif suffix in TEXT_SUFFIXES | PDF_SUFFIXES:
+                out.append(audit_text(p, kb, matcher))
+            else:
+                raise InputError(f"{p}: unknown kind of file (give .yaml records or .md, .txt, .pdf texts)")
+        except InputError as e:
+            out.append(e)
+    return out
+
+
+def kb_verdicts(validation: Validation) -> list[dict[str, Any]]:
+    """The auditor's verdict for every report of a validated knowledge base: `kb build` stores these next to
+    the declared judgements (found through the report_claims.verdicts entry point)."""
+    vocabulary = validation.vocabulary
+    matcher = Matcher(vocabulary)
+    rows = []
+    for rec in validation.loaded.records:
+        for o, v in audit_report(rec.report, vocabulary, matcher).items():
+            rows.append({
+                "report": rec.report.id, "omission": o, "status": v.status,
+                "evidence": [e.claim for e in v.evidence if e.claim],
+                "missing": [m["part"] for m in v.missing],
+            })
+    return rows

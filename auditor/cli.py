@@ -1,0 +1,56 @@
+"""The `audit` command. Exit codes: 0 it ran, 1 --fail-on was met, 2 an input could not be read."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .audit import LEVELS, Audit
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("files", nargs=-1, required=True, type=click.Path())
+@click.option("--claims", "claims_dir", default="claims", show_default=True, type=click.Path(file_okay=False),
+              help="The knowledge base to compare with (and whose claims a record's formulas may use).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
+              help="text for a terminal, json for programs, markdown for a pull-request comment.")
+@click.option("--fail-on", type=click.Choice(["partial", "absent"]),
+              help="Exit 1 when any omission is at or below this level.")
+@click.option("--max-age", default=365, show_default=True, type=click.IntRange(0),
+              help="Checks older than this many days are reported as stale.")
+@click.version_option(package_name="report-claims")
+def audit(files, claims_dir, fmt, fail_on, max_age):
+    """Audit training reports for the five recurring omissions.
+
+    FILES are records in format v1 (.yaml, validated as `kb validate` does) or report texts (.md, .txt; .pdf with
+    the pdf extra). For each omission (failed-runs, data-filtering, hp-search, ops-staffing, contamination) the
+    verdict is disclosed, partial or absent, with its evidence and the questions still open; a record also gets
+    hygiene findings and its declared disclosures checked. Each verdict is compared with the reports already in
+    the knowledge base.
+
+    Exit status: 0 it ran; 1 with --fail-on, when an omission is at or below that level; 2 an input could not
+    be read (missing, not UTF-8, not a valid record).
+    """
+    from .audit import audit_paths
+    from .render import as_json, as_markdown, as_text
+
+    results = audit_paths(files, claims_dir=claims_dir, max_age=max_age)
+    if fmt == "json":
+        click.echo(as_json(results))
+    elif fmt == "markdown":
+        click.echo(as_markdown(results))
+    else:
+        click.echo(as_text(results, colour=sys.stdout.isatty()), nl=False)
+    if any(not isinstance(r, Audit) for r in results):
+        sys.exit(2)
+    if fail_on and any(r.worst() <= LEVELS[fail_on] for r in results):
+        sys.exit(1)
+
+
+def main() -> None:
+    audit(prog_name="audit")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,93 @@
+"""Audits → text for a terminal, JSON for programs, Markdown for a pull-request comment."""
+
+from __future__ import annotations
+
+import json
+from typing import Union
+
+from .audit import Audit, InputError
+
+SYMBOLS = {"disclosed": "✔", "partial": "◐", "absent": "✘"}
+COLOURS = {"disclosed": "green", "partial": "yellow", "absent": "red"}
+JSON_VERSION = 1
+
+
+def as_json(results: list[Union[Audit, InputError]]) -> str:
+    """The stable JSON shape documented in the README (version 1)."""
+    return json.dumps({
+        "version": JSON_VERSION,
+        "reports": [r.as_dict() for r in results if isinstance(r, Audit)],
+        "errors": [{"message": str(e), "problems": [p.as_dict() for p in e.problems]}
+                   for e in results if isinstance(e, InputError)],
+    }, indent=2, ensure_ascii=False)
+
+
+def _evidence_line(e) -> str:
+    where = e.claim or (f"line {e.line}: “{e.sentence[:140]}{'…' if len(e.sentence or '') > 140 else ''}”")
+    fig = "" if e.figure else ", no figure"
+    return f"{where} [{e.part}: “{e.cue}” {e.score:.0f}{fig}]"
+
+
+def as_text(results: list[Union[Audit, InputError]], colour: bool = False) -> str:
+    import click
+
+    def style(text, status):
+        return click.style(text, fg=COLOURS[status], bold=True) if colour else text
+
+    out = []
+    for r in results:
+        if isinstance(r, InputError):
+            out.append(f"error: {r}")
+            out += [f"  {p}" for p in r.problems]
+            out.append("")
+            continue
+        out.append(f"{r.file}: {r.title} ({r.input}, id {r.report})")
+        for o, v in r.verdicts.items():
+            declared = f" (declared {v.declared})" if v.declared and v.declared != v.status else ""
+            cohort = f"  [{v.cohort['text']} in the knowledge base]" if v.cohort and v.cohort["of"] else ""
+            out.append(f"  {style(SYMBOLS[v.status] + ' ' + v.status.ljust(9), v.status)} {o}{declared}{cohort}")
+            for e in v.evidence[:3]:
+                out.append(f"      evidence: {_evidence_line(e)}")
+            for m in v.missing:
+                out.append(f"      missing {m['part']}: {m['question']}")
+        if r.findings:
+            out.append("  findings:")
+            for f in r.findings:
+                where = f"line {f.line}: " if f.line else ""
+                what = f"{f.claim}: " if f.claim else f"{f.omission}: " if f.omission else ""
+                out.append(f"    {f.kind}: {where}{what}{f.message}")
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _md(text: str) -> str:
+    """Contributor text in a Markdown table cell or list: no markup, no HTML, no links."""
+    return (text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+            .replace("[", "\\[").replace("]", "\\]").replace("`", "\\`").replace("\n", " "))
+
+
+def as_markdown(results: list[Union[Audit, InputError]]) -> str:
+    out = []
+    for r in results:
+        if isinstance(r, InputError):
+            out.append(f"### ⚠️ {_md(str(r))}\n")
+            out += [f"- `{_md(str(p))}`" for p in r.problems]
+            out.append("")
+            continue
+        out.append(f"### Audit: {_md(r.title)}\n")
+        out.append(f"`{_md(r.file)}` · {r.input} · id `{r.report}`\n")
+        out.append("| Omission | Verdict | Declared | Knowledge base | Missing |")
+        out.append("| --- | --- | --- | --- | --- |")
+        for o, v in r.verdicts.items():
+            missing = "; ".join(_md(m["question"]) for m in v.missing) or "–"
+            cohort = _md(v.cohort["text"]) if v.cohort and v.cohort["of"] else "–"
+            out.append(f"| {o} | {SYMBOLS[v.status]} {v.status} | {v.declared or '–'} | {cohort} | {missing} |")
+        out.append("")
+        if r.findings:
+            out.append("<details><summary>Findings</summary>\n")
+            for f in r.findings:
+                where = f"line {f.line}: " if f.line else ""
+                what = f"`{_md(f.claim)}` " if f.claim else f"{f.omission}: " if f.omission else ""
+                out.append(f"- **{f.kind}** {where}{what}{_md(f.message)}")
+            out.append("\n</details>\n")
+    return "\n".join(out)
