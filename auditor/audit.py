@@ -5,7 +5,10 @@ How a verdict is decided, omission by omission (the parts and cues are data, in 
 
 - each part of the omission is looked for in the evidence: a claim's statement, quote and unit (a record), or a
   sentence (a text). A cue phrase matching with rapidfuzz's partial ratio at CUE_SCORE or more *mentions* the
-  part; a claim tagged with the omission as a topic mentions its best-matching part even at TAGGED_SCORE;
+  part, when the text is about the omission at all (it matches one of the omission's anchors, or the claim is
+  tagged with it) and the cue is not negated ("no rollbacks", "excluding ablations");
+- a claim tagged with the omission (its topics, or the declared disclosure's evidence) that matches none of its
+  parts still mentions the omission;
 - a mention that carries a figure (a claim with a value, or a sentence with a number) *gives* the part;
 - disclosed: at least `disclosed_at` parts (default all) are given; partial: anything is mentioned or given;
   absent: nothing is.
@@ -27,7 +30,6 @@ from kb.pipeline import Validation, validate
 from kb.problems import Problem
 
 CUE_SCORE = 90.0
-TAGGED_SCORE = 60.0
 LEVELS = {"absent": 0, "partial": 1, "disclosed": 2}
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text"}
 RECORD_SUFFIXES = {".yaml", ".yml"}
@@ -123,6 +125,13 @@ def has_figure(text: str) -> bool:
     return bool(_NUMBER.search(_NOT_FIGURES.sub(" ", text)))
 
 
+_NEGATION = re.compile(r"\b(?:no|not|never|without|neither|nor|none|zero|excluding|exclude[sd]?|n't)\b|n't\b",
+                       re.IGNORECASE)
+
+
+_DENIAL = re.compile(r"\b(?:no|not|never|none)\b|n't\b", re.IGNORECASE)
+
+
 class Matcher:
     """Cue phrases of every omission part, matched against texts with rapidfuzz."""
 
@@ -134,27 +143,57 @@ class Matcher:
                 for cue in p.cues:
                     self.cues.append((o.id, p.id, cue.lower()))
         self.cue_texts = [c[2] for c in self.cues]
+        self.anchors = {o.id: [a.lower() for a in o.anchors] for o in vocabulary.omissions}
 
     def scores(self, texts: list[str]) -> list[dict[int, float]]:
-        """For each text, the partial-ratio score of every cue that reaches TAGGED_SCORE, by cue index."""
+        """For each text, the partial-ratio score of every cue that reaches CUE_SCORE, by cue index."""
         from rapidfuzz import fuzz, process
 
         return [
             {j: score for _, score, j in process.extract(t.lower(), self.cue_texts, scorer=fuzz.partial_ratio,
-                                                          score_cutoff=TAGGED_SCORE, limit=None)}
+                                                          score_cutoff=CUE_SCORE, limit=None)}
             for t in texts
         ]
 
-    def best_per_part(self, row: dict[int, float], omission: Optional[str] = None):
-        """(omission, part) → (best score, its cue) for one text's scores."""
+    def anchored(self, omission: str, text: str) -> bool:
+        """Whether the text is about the omission at all (always, when it has no anchors)."""
+        anchors = self.anchors.get(omission)
+        low = text.lower()
+        return not anchors or any(a in low for a in anchors)
+
+    @staticmethod
+    def negated(cue: str, text: str) -> bool:
+        """Whether the cue stands in a negation ("no rollbacks", "excluding ablations", "were not given")."""
+        from rapidfuzz import fuzz
+
+        at = fuzz.partial_ratio_alignment(cue, text.lower())
+        window = text[max(0, at.dest_start - 50): at.dest_end + 25]
+        return bool(_NEGATION.search(window))
+
+    def evidence(self, text: str, row: dict[int, float], figure: bool, tagged: set[str] = frozenset(),
+                 **where: Any) -> list[tuple[str, Evidence]]:
+        """The evidence one text gives: per (omission, part), its best cue, unless the text is not about the
+        omission (no anchor) or the cue is negated. Omissions the text is tagged with but whose parts it does
+        not match are mentioned (partial at most)."""
         best: dict[tuple[str, str], tuple[float, str]] = {}
         for j, score in row.items():
             o, p, cue = self.cues[j]
-            if omission is not None and o != omission:
-                continue
             if score > best.get((o, p), (0.0, ""))[0]:
                 best[(o, p)] = (float(score), cue)
-        return best
+        out: list[tuple[str, Evidence]] = []
+        for (o, p), (score, cue) in best.items():
+            if (o in tagged or self.anchored(o, text)) and not self.negated(cue, text):
+                out.append((o, Evidence(p, cue, round(score, 1), figure, **where)))
+        # A tag says the text is about the omission; unless it opens by saying what is *not* there ("The report
+        # gives no data ratios"), that is a mention.
+        if tagged and not _DENIAL.search(" ".join(text.split()[:6])):
+            for o in tagged:
+                if not any(x == o for x, _ in out):
+                    out.append((o, Evidence(MENTION, f"tagged {o}", 0.0, False, **where)))
+        return out
+
+
+MENTION = "(mentioned)"
 
 
 def _claim_text(c: Claim) -> str:
@@ -162,33 +201,25 @@ def _claim_text(c: Claim) -> str:
 
 
 def evidence_from_record(report: Report, matcher: Matcher, where=None) -> list[tuple[str, Evidence]]:
-    """(omission, evidence) pairs from a record's claims."""
+    """(omission, evidence) pairs from a record's claims. A claim is tagged with an omission when its topics
+    name it or the record's declared disclosure lists it as evidence. Contradicted claims are no evidence."""
     out: list[tuple[str, Evidence]] = []
     claims = report.claims
     if not claims:
         return out
-    matrix = matcher.scores([_claim_text(c) for c in claims])
+    # Claims a declaration gives as evidence of (some) disclosure count as tagged with that omission.
+    declared: dict[str, set[str]] = {}
+    for o, d in report.disclosures.items():
+        if d.status != "absent":
+            for cid in d.claims:
+                declared.setdefault(cid, set()).add(o)
+    rows = matcher.scores([_claim_text(c) for c in claims])
     for i, c in enumerate(claims):
-        ref = f"{report.id}/{c.id}"
-        line = where(i) if where else None
-        figure = c.value is not None
-        best = matcher.best_per_part(matrix[i])
-        for (o, p), (score, cue) in best.items():
-            if score >= CUE_SCORE:
-                out.append((o, Evidence(p, cue, round(score, 1), figure, claim=ref, line=line)))
-        for topic in c.topics:
-            mine = {k: v for k, v in best.items() if k[0] == topic}
-            if mine and max(v[0] for v in mine.values()) >= CUE_SCORE:
-                continue  # already counted above
-            tagged = matcher.best_per_part(matrix[i], omission=topic)
-            omission = matcher.vocabulary.omission(topic)
-            if tagged:
-                (o, p), (score, cue) = max(tagged.items(), key=lambda kv: kv[1][0])
-            elif omission is not None:
-                o, p, score, cue = topic, omission.parts[0].id, 0.0, "(tagged)"
-            else:
-                continue
-            out.append((o, Evidence(p, f"{cue} (tagged {topic})", round(score, 1), figure, claim=ref, line=line)))
+        if c.status == "contradicted":
+            continue  # its statement is what the source does not say
+        tagged = set(c.topics) | declared.get(c.id, set())
+        out += matcher.evidence(_claim_text(c), rows[i], c.value is not None, tagged,
+                                claim=f"{report.id}/{c.id}", line=where(i) if where else None)
     return out
 
 
@@ -215,12 +246,9 @@ def evidence_from_text(text: str, matcher: Matcher) -> list[tuple[str, Evidence]
     found = sentences(text)
     if not found:
         return out
-    matrix = matcher.scores([s for _, s in found])
+    rows = matcher.scores([s for _, s in found])
     for i, (line, s) in enumerate(found):
-        figure = has_figure(s)
-        for (o, p), (score, cue) in matcher.best_per_part(matrix[i]).items():
-            if score >= CUE_SCORE:
-                out.append((o, Evidence(p, cue, round(score, 1), figure, sentence=s, line=line)))
+        out += matcher.evidence(s, rows[i], has_figure(s), sentence=s, line=line)
     return out
 
 
@@ -229,7 +257,7 @@ def decide(omission: Omission, evidence: list[Evidence]) -> Verdict:
     mentioned = [p.id for p in omission.parts if p.id not in given and any(e.part == p.id for e in evidence)]
     if len(given) >= omission.parts_needed:
         status = "disclosed"
-    elif given or mentioned:
+    elif evidence:
         status = "partial"
     else:
         status = "absent"

@@ -271,6 +271,9 @@ class Omission(Strict):
     title: Text
     description: LongText
     parts: list[OmissionPart] = Field(min_length=1)
+    # Phrases that say a text is about this omission at all; where given, a part's cue counts only in a text
+    # that also matches an anchor (so "threshold" in a sentence about data filtering is not contamination).
+    anchors: list[Annotated[str, Field(min_length=2, max_length=200)]] = Field(default_factory=list)
     # How many parts must be given with figures for the omission to count as disclosed (default: all).
     disclosed_at: Optional[Annotated[int, Field(ge=1)]] = None
 
