@@ -366,6 +366,8 @@ class KnowledgeBase:
         matcher = Matcher(vocabulary)
         table: dict[str, dict[str, str]] = {}
         for rec in v.loaded.records:
+            if not (rec.report.disclosures or rec.report.models):
+                continue  # not a training report (an article about reports): no part of any cohort
             audited = audit_report(rec.report, vocabulary, matcher)
             table[rec.report.id] = {
                 o: (rec.report.disclosures[o].status if o in rec.report.disclosures else audited[o].status)
