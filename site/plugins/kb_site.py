@@ -114,7 +114,7 @@ async def graph_page(datasette, request):
         order by c.ref""")
     derived = await _rows(db, """select substr(source, 7) as source, substr(target, 7) as target
         from graph_edges where relation = 'derived_from'""")
-    width, height = 1000, 820
+    width, height = 1100, 1100  # room for a report's claims fanned out behind it
     cx, cy = width / 2, height / 2
     pos = {}
     for i, p in enumerate(patterns):
@@ -123,7 +123,7 @@ async def graph_page(datasette, request):
         pos["pattern:" + p["id"]] = (p["x"], p["y"])
     for i, r in enumerate(reports):
         a = 2 * math.pi * i / max(len(reports), 1) - math.pi / 2 + 0.2
-        r["x"], r["y"], r["angle"] = cx + 330 * math.cos(a), cy + 330 * math.sin(a), a
+        r["x"], r["y"], r["angle"] = cx + 320 * math.cos(a), cy + 320 * math.sin(a), a
         pos["report:" + r["id"]] = (r["x"], r["y"])
     for link in links:
         link["x1"], link["y1"] = pos["report:" + link["report"]]
