@@ -289,15 +289,3 @@ def _fmt(x: float) -> str:
     if x == 0 or 1e-3 <= abs(x) < 1e7:
         return f"{x:.6g}"
     return f"{x:.4g}"
-
-
-def is_citable(c: Claim, today: date, max_age_days: int = 365) -> tuple[bool, str]:
-    """Whether a claim may be cited (confirmed or secondary, check not stale), and why not."""
-    if c.status not in ("confirmed", "secondary"):
-        return False, f"status is {c.status}"
-    if c.verified is None:
-        return False, "it has no check date"
-    age = (today - c.verified).days
-    if age > max_age_days:
-        return False, f"its check is {age} days old (limit {max_age_days})"
-    return True, ""

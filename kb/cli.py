@@ -339,6 +339,206 @@ def export_graph(claims_dir, fmt, output):
         click.echo(text)
 
 
+def _index(claims_dir: str, max_age: int = 365):
+    from .cite import Index
+
+    if not Path(claims_dir).is_dir():
+        click.echo(f"kb: {claims_dir}: no such folder", err=True)
+        sys.exit(2)
+    result = run_validate(claims_dir=claims_dir)
+    if result.errors:
+        for p in result.errors:
+            click.echo(str(p), err=True)
+        click.echo(f"kb: {len(result.errors)} problems in the records; fix them first (kb validate)", err=True)
+        sys.exit(1)
+    return Index(result, max_age=max_age)
+
+
+def _search_output(idx, text: str, fmt: str) -> None:
+    from .cite import figure
+
+    found = idx.search(text)
+    if fmt == "json":
+        click.echo(json.dumps([{"ref": ref, "score": score, "figure": figure(idx.claims[ref].claim),
+                                "statement": idx.claims[ref].claim.statement,
+                                "status": idx.claims[ref].claim.status} for ref, score in found], indent=2))
+        return
+    if not found:
+        click.echo(f"no claim matches {text!r}", err=True)
+        sys.exit(1)
+    for ref, score in found:
+        c = idx.claims[ref].claim
+        click.echo(f"{ref}  [{c.status}] {figure(c) or '-'}: {c.statement}  ({score:.0f})")
+
+
+@cli.command()
+@click.argument("ref", required=False)
+@CLAIMS_OPTION
+@click.option("--format", "fmt", type=click.Choice(["markdown", "text", "bibtex", "json"]), default="markdown",
+              show_default=True, help="How to write the citation.")
+@click.option("--search", "search_text", metavar="TEXT", help="Find claims by fuzzy match instead of citing one.")
+@click.option("--allow", is_flag=True, help="Cite even a contradicted, unverified or stale claim.")
+@click.option("--max-age", default=365, show_default=True, type=click.IntRange(0),
+              help="A check older than this many days is stale.")
+def cite(ref, claims_dir, fmt, search_text, allow, max_age):
+    """Cite a checked figure: REF is report/claim, e.g. llama-3-405b/unexpected-interruptions.
+
+    Prints the figure as a reader would write it, the report, the source's title and URL, the locator, the
+    check date and the status; a derived figure also cites its inputs and formula. A contradicted,
+    unverified or stale claim is refused with the reason, unless --allow.
+
+    Exit status: 0 cited, 1 refused or unknown, 2 bad input.
+    """
+    from .cite import render_citation
+
+    idx = _index(claims_dir, max_age)
+    if search_text is not None:
+        _search_output(idx, search_text, "json" if fmt == "json" else "text")
+        return
+    if not ref:
+        click.echo("kb cite: give REF (report/claim) or --search TEXT", err=True)
+        sys.exit(2)
+    if idx.get(ref) is None:
+        hint = idx.suggest(ref)
+        click.echo(f"kb cite: no claim {ref!r}" + (f"; did you mean {hint!r}?" if hint else
+                                                  "; try kb cite --search TEXT"), err=True)
+        sys.exit(1)
+    ok, why = idx.citable(ref)
+    if not ok and not allow:
+        click.echo(f"kb cite: {ref} cannot be cited: {why} (use --allow to cite it anyway)", err=True)
+        sys.exit(1)
+    click.echo(render_citation(idx, ref, fmt))
+
+
+@cli.command()
+@click.argument("text")
+@CLAIMS_OPTION
+@FORMAT_TEXT_JSON
+def search(text, claims_dir, fmt):
+    """Fuzzy search over the claims: statement, figure and reference (rapidfuzz).
+
+    Exit status: 0 found, 1 nothing matched.
+    """
+    _search_output(_index(claims_dir), text, fmt)
+
+
+@cli.command()
+@click.argument("docs", nargs=-1, required=True, type=click.Path())
+@CLAIMS_OPTION
+@FORMAT_TEXT_JSON
+@click.option("--max-age", default=365, show_default=True, type=click.IntRange(0),
+              help="A cited check older than this many days is a problem.")
+def check(docs, claims_dir, fmt, max_age):
+    """Check the figures a planning document cites with [text](kb:report/claim) links.
+
+    Every kb: link must resolve; the number in the link text must match the knowledge base (unit-aware and
+    tolerant of how people write numbers: 2.788M, 2,788K, 2.8 million; 43 min against 0.72 h); the claim must
+    be citable (not contradicted, not unverified, checked within --max-age days). Problems print as
+    file:line:col: message, as GitHub annotations under Actions.
+
+    Exit status: 0 every link checks out, 1 problems found, 2 a document cannot be read.
+    """
+    from .cite import as_json_problems, check_document
+    from .units import index as unit_index
+
+    idx = _index(claims_dir, max_age)
+    units = unit_index(idx.validation.vocabulary)
+    problems, unreadable = [], False
+    for doc in docs:
+        try:
+            text = Path(doc).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            click.echo(f"{doc}: cannot read: {getattr(e, 'strerror', None) or e}", err=True)
+            unreadable = True
+            continue
+        problems += check_document(doc, text, idx, units)
+    if fmt == "json":
+        click.echo(as_json_problems(problems))
+    else:
+        github = under_github_actions()
+        for p in problems:
+            click.echo(p.github() if github else str(p))
+        n = len(problems)
+        click.echo(f"{len(docs)} document{'s' * (len(docs) != 1)}: {n} problem{'s' * (n != 1)}", err=True)
+    sys.exit(2 if unreadable else 1 if problems else 0)
+
+
+@cli.command()
+@click.argument("doc", type=click.Path(exists=True, dir_okay=False))
+@CLAIMS_OPTION
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write here, not stdout.")
+def render(doc, claims_dir, output):
+    """Write DOC with its kb: links turned into links to the sources, and a footnote per figure with the
+    source, locator, check date and status.
+
+    Exit status: 0 written, 1 problems in the records, 2 bad input.
+    """
+    from .cite import render_document
+
+    idx = _index(claims_dir)
+    try:
+        text = Path(doc).read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        click.echo(f"{doc}: cannot read: {e}", err=True)
+        sys.exit(2)
+    out = render_document(text, idx)
+    if output:
+        Path(output).write_text(out, encoding="utf-8")
+        click.echo(f"wrote {output}", err=True)
+    else:
+        click.echo(out, nl=False)
+
+
+@cli.group()
+def plan() -> None:
+    """Planning arithmetic from cited figures."""
+
+
+@plan.command()
+@click.option("--gpus", required=True, type=click.IntRange(1), help="GPUs in the planned job.")
+@click.option("--save-minutes", required=True, type=click.FloatRange(min=0, min_open=True),
+              help="Minutes one checkpoint save takes.")
+@click.option("--basis", default="llama-3-405b/unexpected-interruptions-per-gpu-day",
+              show_default=True, help="The claim giving failures per GPU-day (report/claim).")
+@CLAIMS_OPTION
+@FORMAT_TEXT_JSON
+def checkpoint(gpus, save_minutes, basis, claims_dir, fmt):
+    """Plan a checkpoint interval: scale a cited failure rate (per GPU-day) to --gpus, then give the MTBF,
+    the Young and Daly intervals and the expected loss to saving and recomputation, citing the basis.
+
+    Exit status: 0 planned, 1 the basis is unknown, not citable or not a per-GPU-day rate.
+    """
+    from .cite import render_citation
+    from .plan import checkpoint_plan
+    from .units import index as unit_index
+
+    idx = _index(claims_dir)
+    cited = idx.get(basis)
+    if cited is None:
+        click.echo(f"kb plan: no claim {basis!r}", err=True)
+        sys.exit(1)
+    norm = unit_index(idx.validation.vocabulary).normalize(cited.claim.unit)
+    if norm is None or norm.base != "failures per GPU-day" or cited.claim.is_range:
+        click.echo(f"kb plan: {basis} is {cited.claim.unit!r}, not a failure rate per GPU-day", err=True)
+        sys.exit(1)
+    ok, why = idx.citable(basis)
+    if not ok:
+        click.echo(f"kb plan: {basis} cannot be cited: {why}", err=True)
+        sys.exit(1)
+    rate = cited.computed if cited.computed is not None else float(cited.claim.value)
+    p = checkpoint_plan(gpus, save_minutes, rate * norm.factor, basis)
+    if fmt == "json":
+        click.echo(json.dumps({**p.as_dict(), "citation": render_citation(idx, basis, "text")}, indent=2))
+        return
+    click.echo(f"Failure rate: {p.rate_per_gpu_day:.3g} per GPU-day (kb:{basis})")
+    click.echo(f"At {gpus:,} GPUs: {p.failures_per_day:.3g} failures per day, MTBF {p.mtbf_hours:.2f} h "
+               f"({p.mtbf_hours * 60:.0f} min)")
+    click.echo(f"Checkpoint every {p.young_minutes:.0f} min (Young; Daly: {p.daly_minutes:.0f} min) "
+               f"with a {save_minutes:g}-minute save")
+    click.echo(f"Expected loss to saving and recomputation: {p.expected_loss_percent:.1f}% of wall-clock time")
+    click.echo(f"Basis: {render_citation(idx, basis, 'text').splitlines()[0]}")
+
+
 def main() -> None:
     cli(prog_name="kb")
 

@@ -18,8 +18,8 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
-from .checks import Checked, is_citable
-from .cite import citation, figure
+from .checks import Checked
+from .cite import Index, citation, figure
 from .load import record_files, vocabulary_path
 from .model import Vocabulary
 from .pipeline import Validation, validate
@@ -335,6 +335,7 @@ def write_database(path: Path, result: Validation, today: date) -> dict[str, int
     vocabulary: Vocabulary = result.vocabulary  # type: ignore[assignment]
     checked: Checked = result.checked  # type: ignore[assignment]
     units = unit_index(vocabulary)
+    citable = Index(result, today, STALE_AFTER_DAYS)
     rows: dict[str, list[dict]] = {name: [] for name in TABLES}
 
     rows["patterns"] = [{"id": p.id, "title": p.title, "description": p.description} for p in vocabulary.patterns]
@@ -364,7 +365,7 @@ def write_database(path: Path, result: Validation, today: date) -> dict[str, int
             factor = norm.factor if norm else None
             single = c.value is not None and not c.is_range
             derived = checked.derived.get((r.id, c.id))
-            ok, _ = is_citable(c, today, STALE_AFTER_DAYS)
+            ok, _ = citable.citable(ref)
             rows["claims"].append({
                 "ref": ref, "report": r.id, "id": c.id, "statement": c.statement, "figure": figure(c) or None,
                 "value": c.value if single else None,
