@@ -7,6 +7,8 @@ derived claims, recomputed on every run from the formulas.
 
 from __future__ import annotations
 
+import re
+
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date
@@ -19,6 +21,7 @@ from .model import Claim, Report, Vocabulary
 from .problems import Problem
 from .units import index as unit_index
 
+_NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
 DEFAULT_TOLERANCE = 0.01  # relative; stated figures are rounded
 ABOUT_TOLERANCE = 0.05
 
@@ -80,7 +83,52 @@ def check(
     by_id = {rec.report.id: rec for rec in context}
     by_id.update(seen_ids)
     _check_derived(records, by_id, out)
+    out.problems += near_duplicates(records, list(context))
     return out
+
+
+def near_duplicates(records: list[Loaded], context: list[Loaded]) -> list[Problem]:
+    """Warnings for a report that looks like another (title, organization, models) and for a claim that repeats
+    another claim of the same report (same figure and unit, statements alike)."""
+    from rapidfuzz import fuzz, process, utils
+
+    problems: list[Problem] = []
+    own = {r.report.id for r in records}
+    everyone = records + [c for c in context if c.report.id not in own]
+    titles = [rec.report.title for rec in everyone]
+    for rec in records:
+        r = rec.report
+        for title, score, j in process.extract(r.title, titles, scorer=fuzz.token_set_ratio,
+                                               processor=utils.default_process, score_cutoff=90, limit=None):
+            other = everyone[j]
+            if other is rec:
+                continue
+            o = other.report
+            same_org = fuzz.ratio(r.organization.lower(), o.organization.lower()) >= 90
+            shared = {m.lower() for m in r.models} & {m.lower() for m in o.models}
+            if same_org or shared:
+                why = "same organization" if same_org else "shared models: " + ", ".join(sorted(shared))
+                line = other.where("title")[0]
+                problems.append(rec.problem(
+                    f"looks like {o.id} ({other.path}:{line}): title {score:.0f}% alike, {why}",
+                    "title", severity="warning"))
+        groups: dict[tuple, list[int]] = {}
+        for i, c in enumerate(r.claims):
+            if c.value is not None:
+                groups.setdefault((c.value, (c.unit or "").lower()), []).append(i)
+        for members in groups.values():
+            for a_pos, i in enumerate(members):
+                for j in members[:a_pos]:
+                    a, b = r.claims[i], r.claims[j]
+                    if _NUMBERS.findall(a.statement) != _NUMBERS.findall(b.statement):
+                        continue  # "stage 1 shares" and "stage 2 shares" are different claims
+                    score = fuzz.token_sort_ratio(a.statement, b.statement, processor=utils.default_process)
+                    if score >= 95:
+                        line = rec.where("claims", j, "id")[0]
+                        problems.append(rec.problem(
+                            f"claim {a.id!r} repeats claim {b.id!r} (line {line}): same figure, "
+                            f"statements {score:.0f}% alike", "claims", i, "id", severity="warning"))
+    return problems
 
 
 def _check_record(rec: Loaded, patterns, omissions, units, today: date, unnormalized: Counter) -> list[Problem]:

@@ -489,6 +489,120 @@ def render(doc, claims_dir, output):
         click.echo(out, nl=False)
 
 
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@CLAIMS_OPTION
+@click.option("--check", "check_only", is_flag=True, help="Change nothing; exit 1 if a file is not formatted.")
+def fmt(paths, claims_dir, check_only):
+    """Rewrite records in one canonical key order and style, so diffs stay small.
+
+    Values and comments are kept exactly as written: whole key blocks are moved, never re-serialised.
+    PATHS are files or folders (default: the --claims folder).
+
+    Exit status: 0 formatted (or, with --check, nothing to change), 1 a file would change (--check) or is
+    not valid YAML, 2 a path cannot be read.
+    """
+    from .fmt import format_text
+    from .load import YamlError, load_vocabulary, record_files, vocabulary_path
+
+    try:
+        order = load_vocabulary(vocabulary_path(claims_dir)).omission_ids
+    except Exception:  # a broken vocabulary is kb validate's to report; keep the written order
+        order = []
+    files = [f for p in (paths or [claims_dir]) for f in record_files(p)]
+    changed, failed, unreadable = [], False, False
+    for f in files:
+        try:
+            text = f.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            click.echo(f"{f}: cannot read: {getattr(e, 'strerror', None) or e}", err=True)
+            unreadable = True
+            continue
+        try:
+            new = format_text(text, order)
+        except YamlError as e:
+            where = f":{e.line}:{e.col}" if e.line else ""
+            click.echo(f"{f}{where}: {e.message}", err=True)
+            failed = True
+            continue
+        if new != text:
+            changed.append(f)
+            if check_only:
+                click.echo(f"{f}: not formatted (run kb fmt {f})")
+            else:
+                f.write_text(new, encoding="utf-8")
+                click.echo(f"formatted {f}", err=True)
+    if check_only:
+        click.echo(f"{len(files)} files, {len(changed)} to format", err=True)
+    sys.exit(2 if unreadable else 1 if failed or (check_only and changed) else 0)
+
+
+@cli.command(name="new")
+@click.argument("report_id")
+@CLAIMS_OPTION
+@click.option("--title", help="The report's title.")
+@click.option("--organization", help="Who published the report.")
+@click.option("--url", help="The report's URL (http or https).")
+def new_record(report_id, claims_dir, title, organization, url):
+    """Start a record: write CLAIMS/REPORT_ID.yaml from the template, with the editor modeline.
+
+    Then replace the placeholders, and run `kb validate --strict CLAIMS/REPORT_ID.yaml` and `kb fmt`.
+
+    Exit status: 0 written, 1 the id exists or is not a valid id, 2 no template.
+    """
+    import re as _re
+
+    from .model import SLUG
+
+    if not _re.match(SLUG, report_id):
+        click.echo(f"kb new: {report_id!r} is not a valid id (lowercase words joined by hyphens, starting with a "
+                   f"letter)", err=True)
+        sys.exit(1)
+    target = Path(claims_dir) / f"{report_id}.yaml"
+    if target.exists() or target.with_suffix(".yml").exists():
+        click.echo(f"kb new: {target} exists already; choose another id", err=True)
+        sys.exit(1)
+    template = Path(claims_dir) / "_template.yaml"
+    if not template.exists():
+        template = Path(__file__).resolve().parent.parent / "claims" / "_template.yaml"
+    if not template.exists():
+        click.echo("kb new: no claims/_template.yaml to start from", err=True)
+        sys.exit(2)
+    text = template.read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    # The template's own header says how to use it; the new record keeps the modeline and the writing rules.
+    text = lines[0] + "".join(lines[4:])
+    text = text.replace("new-report", report_id)
+    for field, value in (("title", title), ("organization", organization), ("url", url)):
+        if value:
+            if field == "url" and not _re.match(r"^https?://\S+$", value):
+                click.echo(f"kb new: --url must be an http or https URL, got {value!r}", err=True)
+                sys.exit(1)
+            quoted = json.dumps(value) if _re.search(r"[:#\[\]{}&*!|>'\"%@`,]|^\s|\s$", value) else value
+            text = _re.sub(rf"(?m)^(\s*(?:- )?{field}: )[^#\n]*?(\s*#.*)?$",
+                           lambda m: m.group(1) + quoted + (m.group(2) or ""), text, count=2 if field == "title" else 1)
+    from .fmt import format_text
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(format_text(text), encoding="utf-8")
+    click.echo(f"wrote {target}: replace the placeholders, then kb validate --strict {target}", err=True)
+
+
+@cli.command()
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write here, not stdout.")
+def schema(output):
+    """The JSON Schema of record format v1, generated from the models (committed as
+    schema/record-v1.schema.json for editors)."""
+    from .model import record_json_schema
+
+    text = json.dumps(record_json_schema(), indent=2) + "\n"
+    if output:
+        Path(output).write_text(text)
+        click.echo(f"wrote {output}", err=True)
+    else:
+        click.echo(text, nl=False)
+
+
 @cli.group()
 def plan() -> None:
     """Planning arithmetic from cited figures."""

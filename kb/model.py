@@ -337,3 +337,15 @@ class Vocabulary(Strict):
 
     def omission(self, omission_id: str) -> Optional[Omission]:
         return next((o for o in self.omissions if o.id == omission_id), None)
+
+
+def record_json_schema() -> dict:
+    """The JSON Schema of a record, for editors (yaml-language-server) and outside tools."""
+    schema = Report.model_json_schema()
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "record-v1.schema.json",
+        "title": "report-claims record, format v1",
+        "description": "One training report and its quantified claims. See README.md, 'Record format v1'.",
+        **{k: v for k, v in schema.items() if k != "title"},
+    }
