@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import shutil
 import io
 import os
 import signal
@@ -238,3 +239,46 @@ def test_the_failure_scaling_chart_links_each_point_to_its_claim(get):
     assert html.count('class="kb-point"') == 1
     assert 'href="/kb/claims/second-run~2Ffailures-per-day" data-report="second-run"' in html
     assert get("/charts/nope").status_code == 404
+
+
+def test_robots_policy_keeps_crawlers_off_sql_and_exports(get):
+    r = get("/robots.txt")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain")
+    assert "Disallow: /kb?sql=" in r.text and "Disallow: /*.csv" in r.text
+
+
+def test_a_pathological_query_ends_at_the_time_limit_and_the_server_keeps_serving(server):
+    base, _ = server
+    endless = "with recursive c(x) as (select 1 union all select x + 1 from c) select count(*) from c"
+    t0 = time.monotonic()
+    r = httpx.get(f"{base}/kb", params={"sql": endless}, timeout=30)
+    assert time.monotonic() - t0 < 10
+    assert r.status_code == 400 and "took too long" in r.text
+    assert httpx.get(f"{base}/-/versions.json").status_code == 200
+    assert httpx.get(f"{base}/kb/claims.json?_size=1").status_code == 200
+
+
+def test_a_copy_of_site_serves_as_a_read_only_replica(server, tmp_path):
+    # What the README says to do on another machine: copy the built site/ and run plain `datasette serve`.
+    _, site = server
+    replica = tmp_path / "replica"
+    shutil.copytree(site, replica, ignore=shutil.ignore_patterns("*.png"))
+    port = free_port()
+    datasette = Path(sys.executable).parent / "datasette"
+    proc = subprocess.Popen([str(datasette), "serve", str(replica), "--host", "127.0.0.1", "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(100):
+            try:
+                if httpx.get(f"{base}/-/databases.json", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        dbs = httpx.get(f"{base}/-/databases.json").json()
+        assert [d["is_mutable"] for d in dbs if d["name"] == "kb"] == [False]
+        assert len(httpx.get(f"{base}/kb/claims.json?_shape=array&_size=max").json()) == CLAIMS
+        assert httpx.get(f"{base}/omissions").status_code == 200
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)

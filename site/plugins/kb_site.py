@@ -58,11 +58,30 @@ def extra_css_urls(database):
 @hookimpl
 def register_routes():
     return [
+        (r"^/robots\.txt$", robots_txt),
         (r"^/omissions$", omissions_page),
         (r"^/patterns/(?P<pattern>[a-z0-9-]+)$", pattern_page),
         (r"^/graph$", graph_page),
         (r"^/charts/(?P<chart>[a-z0-9-]+)$", chart_page),
     ]
+
+
+ROBOTS = """\
+# report-claims: pages are welcome; arbitrary SQL, exports and the raw database are not for crawlers.
+User-agent: *
+Disallow: /kb?sql=
+Disallow: /kb.db
+Disallow: /*.csv
+Disallow: /*.json
+Disallow: /-/
+Allow: /
+"""
+
+
+async def robots_txt(datasette, request):
+    from datasette.utils.asgi import Response
+
+    return Response.text(ROBOTS)
 
 
 async def _rows(db, sql, params=None):
