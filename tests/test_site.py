@@ -103,7 +103,8 @@ def test_citable_figures_come_with_their_citation(get):
 def test_every_canned_query_has_a_title_and_description(get):
     queries = get("/kb.json").json()["queries"]
     assert {q["name"] for q in queries} == {"claims_for_pattern", "reports_omitting", "citable_figures",
-                                            "disputed_claims", "derived_figures", "stale_checks"}
+                                            "disputed_claims", "derived_figures", "stale_checks",
+                                            "claim_impact"}
     meta = get("/-/metadata.json").json()["databases"]["kb"]["queries"]
     assert all(meta[q]["title"] and meta[q]["description"] for q in meta)
 
@@ -282,3 +283,17 @@ def test_a_copy_of_site_serves_as_a_read_only_replica(server, tmp_path):
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=10)
+
+
+def test_facet_by_pattern(get):
+    data = get("/kb/claims.json?_facet_array=patterns").json()
+    counts = {v["value"]: v["count"] for v in data["facet_results"]["patterns"]["results"]}
+    assert counts["failure-scaling"] == 4
+
+
+def test_the_site_tells_what_a_correction_to_a_claim_touches(get):
+    got = rows(get, "/kb/claim_impact?claim=example-run/snapshot-days")
+    assert [(r["touches"], r["what"]) for r in got] == [("derived figure", "example-run/hours-between-interruptions")]
+    got = rows(get, "/kb/claim_impact?claim=example-run/unexpected-interruptions")
+    assert ("pattern", "failure-scaling") in [(r["touches"], r["what"]) for r in got]
+    assert ("judgement", "example-run on ops-staffing") in [(r["touches"], r["what"]) for r in got]
