@@ -24,7 +24,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Iterable, Optional, Union
 
-from kb.load import load_vocabulary, record_files, vocabulary_path
+from kb.load import YamlError, load_vocabulary, read_text, record_files, vocabulary_path
 from kb.model import Claim, Omission, Report, Vocabulary
 from kb.pipeline import Validation, validate
 from kb.problems import Problem
@@ -34,6 +34,7 @@ LEVELS = {"absent": 0, "partial": 1, "disclosed": 2}
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text"}
 RECORD_SUFFIXES = {".yaml", ".yml"}
 PDF_SUFFIXES = {".pdf"}
+MAX_TEXT_BYTES = 20 * 1024 * 1024
 
 
 class InputError(Exception):
@@ -418,23 +419,14 @@ def _read_text(path: Path) -> str:
         except Exception as e:  # pypdf raises many kinds on broken files
             raise InputError(f"{path}: not a readable PDF ({type(e).__name__}: {e})")
     try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror or e}")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        line = raw.count(b"\n", 0, e.start) + 1
-        raise InputError(f"{path}:{line}: not valid UTF-8 (byte 0x{raw[e.start]:02x})")
-    if "\x00" in text:
-        raise InputError(f"{path}:{text.count(chr(10), 0, text.index(chr(0))) + 1}: contains a NUL byte")
-    return text
+        return read_text(path, max_bytes=MAX_TEXT_BYTES)
+    except YamlError as e:
+        where = f":{e.line}" if e.line else ""
+        raise InputError(f"{path}{where}: {e.message}")
 
 
 def audit_text(path: Path, kb: KnowledgeBase, matcher: Optional[Matcher] = None) -> Audit:
     text = _read_text(path)
-    if len(text) > 20_000_000:
-        raise InputError(f"{path}: {len(text):,} characters is more than a report (limit 20,000,000)")
     matcher = matcher or Matcher(kb.vocabulary)
     heading = re.search(r"^#\s+(.+)$", text, re.MULTILINE)
     title = heading.group(1).strip() if heading else path.stem

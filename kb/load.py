@@ -183,12 +183,12 @@ def parse_yaml(text: str) -> tuple[Any, Positions]:
     return data, builder.positions
 
 
-def read_text(path: Path) -> str:
+def read_text(path: Path, max_bytes: int = MAX_FILE_BYTES) -> str:
     """A file's text, or a YamlError saying why it cannot be read (too big, not UTF-8, NUL bytes)."""
     try:
         size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise YamlError(f"file is {size:,} bytes; records are limited to {MAX_FILE_BYTES:,}")
+        if size > max_bytes:
+            raise YamlError(f"file is {size:,} bytes; the limit is {max_bytes:,}")
         raw = path.read_bytes()
     except OSError as e:
         raise YamlError(f"cannot read: {e.strerror or e}")
