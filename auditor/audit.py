@@ -469,6 +469,8 @@ def audit_paths(paths: Iterable[Union[str, Path]], claims_dir: Union[str, Path] 
     for p in map(Path, paths):
         try:
             if not p.exists():
+                if p.is_symlink():
+                    raise InputError(f"{p}: a symbolic link that leads nowhere (a missing target or a loop)")
                 raise InputError(f"{p}: no such file")
             if p.is_dir():
                 raise InputError(f"{p}: is a folder; give report files")

@@ -150,9 +150,34 @@ def _expanded_size(node, memo: dict, active: set) -> int:
     return total
 
 
+def _count_events(text: str, limit: int) -> Optional[yaml.Event]:
+    """The first node event past `limit` node events (scalars, aliases, lists, mappings), or None: a pass over
+    the parser's events that stops early and keeps nothing, so a file of a million tiny values is refused in
+    a fraction of a second instead of composing every node first."""
+    n = 0
+    for event in yaml.parse(text, Loader=_NodeLoader):
+        if isinstance(event, yaml.NodeEvent):
+            n += 1
+            if n > limit:
+                return event
+    return None
+
+
+def _could_exceed(text: str, limit: int) -> bool:
+    """Whether the text may hold more than `limit` nodes. A node starts at the top of the file or after a line
+    break or one of these characters, and at most two nodes start at one place (a block mapping and its first
+    key), so a text whose count is small enough holds fewer nodes (the count is cheap: C loops)."""
+    return 2 * sum(text.count(c) for c in "\n,[{-:?&*") + 2 > limit
+
+
 def parse_yaml(text: str) -> tuple[Any, Positions]:
     """YAML text → (data, positions). Raises YamlError with a 1-based line and column."""
     try:
+        if _could_exceed(text, MAX_NODES):
+            over = _count_events(text, MAX_NODES)
+            if over is not None:
+                raise YamlError(f"more than {MAX_NODES:,} values in one file (the limit for a record); "
+                                f"refusing to read further", over.start_mark.line + 1, over.start_mark.column + 1)
         node = yaml.compose(text, Loader=_NodeLoader)
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
@@ -165,7 +190,8 @@ def parse_yaml(text: str) -> tuple[Any, Positions]:
     except yaml.reader.ReaderError as e:
         pos = e.position
         line = text.count("\n", 0, pos) + 1
-        raise YamlError(f"character {e.character!r} is not allowed: {e.reason}", line, pos - (text.rfind("\n", 0, pos) + 1) + 1)
+        char = f"U+{e.character:04X}" if isinstance(e.character, int) else repr(e.character)
+        raise YamlError(f"character {char} is not allowed: {e.reason}", line, pos - (text.rfind("\n", 0, pos) + 1) + 1)
     except yaml.YAMLError as e:
         raise YamlError(str(e).splitlines()[0] if str(e) else "invalid YAML")
     except RecursionError:
@@ -191,7 +217,8 @@ def read_text(path: Path, max_bytes: int = MAX_FILE_BYTES) -> str:
             raise YamlError(f"file is {size:,} bytes; the limit is {max_bytes:,}")
         raw = path.read_bytes()
     except OSError as e:
-        raise YamlError(f"cannot read: {e.strerror or e}")
+        link = " (a symbolic link that leads nowhere: a missing target or a loop)" if path.is_symlink() else ""
+        raise YamlError(f"cannot read: {e.strerror or e}{link}")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -330,7 +357,8 @@ def load_file(path: Union[str, Path], display: Optional[str] = None) -> LoadResu
         result.problems.append(Problem(name, e.message, e.line, e.col, unreadable=unreadable))
         return result
     if not isinstance(data, dict):
-        result.problems.append(Problem(name, f"a record is a mapping of fields, got {_kind_of(data)}", 1, 1))
+        line, col = positions.find(())
+        result.problems.append(Problem(name, f"a record is a mapping of fields, got {_kind_of(data)}", line, col))
         return result
     try:
         report = Report.model_validate(data)
@@ -347,8 +375,13 @@ def record_files(path: Union[str, Path]) -> list[Path]:
     path = Path(path)
     if not path.is_dir():
         return [path]
-    files = [p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file()]
+    # A link that leads nowhere (missing target, a loop) is kept, so it is reported as unreadable, not skipped.
+    files = [p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and (p.is_file() or _broken_link(p))]
     return sorted(p for p in files if not any(part.startswith(("_", ".")) for part in p.relative_to(path).parts))
+
+
+def _broken_link(p: Path) -> bool:
+    return p.is_symlink() and not p.exists()
 
 
 def load_paths(paths: Iterable[Union[str, Path]], progress: Any = None) -> LoadResult:
@@ -356,8 +389,11 @@ def load_paths(paths: Iterable[Union[str, Path]], progress: Any = None) -> LoadR
     result = LoadResult()
     for p in paths:
         p = Path(p)
-        if not p.exists():
+        if not p.exists() and not p.is_symlink():
             result.problems.append(Problem(str(p), "no such file or folder", unreadable=True))
+            continue
+        if p.is_dir() and p.suffix in (".yaml", ".yml"):
+            result.problems.append(Problem(str(p), "is a folder, not a record file", unreadable=True))
             continue
         files = record_files(p)
         for f in progress(files) if progress else files:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -54,9 +55,10 @@ def validate(
         return Validation(LoadResult(), None, None, e.problems)
     loaded = load_paths(paths, progress=progress)
     context = []
-    own = {p.resolve() for p in (Path(r.path) for r in loaded.records)}
+    own = {os.path.realpath(r.path) for r in loaded.records}
     if Path(claims_dir).is_dir():
-        others = [f for f in record_files(claims_dir) if f.resolve() not in own]
+        # realpath, not Path.resolve: a loop of symbolic links is a problem reported for its file, not a crash
+        others = [f for f in record_files(claims_dir) if os.path.realpath(f) not in own]
         if others:
             context = load_paths(others).records
     checked = check(loaded.records, vocabulary, today=today, context=context)

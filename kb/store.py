@@ -13,6 +13,7 @@ import json
 import os
 import sqlite3
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from pathlib import Path
@@ -57,7 +58,10 @@ def inputs_fingerprint(claims_dir: Union[str, Path], today: date) -> str:
         h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
     for p in [vocabulary_path(claims_dir), *record_files(claims_dir)]:
         h.update(str(p.relative_to(claims_dir) if p.is_relative_to(claims_dir) else p.name).encode() + b"\0")
-        h.update(p.read_bytes() + b"\0")
+        try:
+            h.update(p.read_bytes() + b"\0")
+        except OSError as e:  # unreadable (a link to nothing): validation reports it
+            h.update(f"unreadable: {e}".encode() + b"\0")
     return h.hexdigest()
 
 
@@ -103,6 +107,38 @@ def build(
 
     stage("writing")
     db_path.parent.mkdir(parents=True, exist_ok=True)
+    with _writer_lock(db_path):
+        _remove_stale_temporaries(db_path)
+        return _write(db_path, result, today, fingerprint)
+
+
+@contextmanager
+def _writer_lock(db_path: Path):
+    """One build at a time writes next to a database: an exclusive lock on .NAME.lock, held while its temporary
+    file exists. The kernel releases it when the holder dies, even by SIGKILL."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: no lock, and stale temporaries are left alone
+        yield False
+        return
+    with open(db_path.parent / f".{db_path.name}.lock", "a") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        try:
+            yield True
+        finally:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+
+
+def _remove_stale_temporaries(db_path: Path) -> None:
+    """Temporary databases left by builds that were killed: no build holds them, since the caller holds the
+    writer lock and every build removes its own on any error it lives through."""
+    if os.name != "posix":  # pragma: no cover
+        return
+    for stale in db_path.parent.glob(f".{db_path.name}.*.tmp"):
+        stale.unlink(missing_ok=True)
+
+
+def _write(db_path: Path, result: Validation, today: date, fingerprint: str) -> BuildResult:
     fd, tmp_name = tempfile.mkstemp(prefix=f".{db_path.name}.", suffix=".tmp", dir=db_path.parent)
     os.close(fd)
     tmp = Path(tmp_name)
@@ -390,8 +426,9 @@ def write_database(path: Path, result: Validation, today: date) -> dict[str, int
                 "report": r.id, "omission": omission, "status": d.status, "note": d.note,
                 "evidence": json.dumps([f"{r.id}/{x}" for x in d.claims]), "locator": d.locator,
             })
+    report_ids = {rec.report.id for rec in result.loaded.records}  # a set: a list made this quadratic
     for (report_id, claim_id), d in checked.derived.items():
-        if any(rec.report.id == report_id for rec in result.loaded.records):
+        if report_id in report_ids:
             rows["derived_checks"].append({
                 "claim": f"{report_id}/{claim_id}", "report": report_id, "formula": d.formula,
                 "computed": d.computed, "stated": d.stated, "tolerance": d.tolerance,
@@ -421,7 +458,13 @@ def write_database(path: Path, result: Validation, today: date) -> dict[str, int
         db[name].create(spec["columns"], pk=spec["pk"], foreign_keys=spec.get("foreign_keys"),
                         not_null=set([spec["pk"]] if isinstance(spec["pk"], str) else spec["pk"]))
         if rows[name]:
-            db[name].insert_all(rows[name], batch_size=1000)
+            # Plain executemany: the rows hold only text, numbers and None (lists are JSON already), and
+            # sqlite-utils' insert_all spends most of a build's writing time converting them.
+            columns = list(spec["columns"])
+            sql = (f'insert into "{name}" ({", ".join(f"[{c}]" for c in columns)}) '
+                   f'values ({", ".join("?" * len(columns))})')
+            with db.conn:
+                db.conn.executemany(sql, ([row.get(c) for c in columns] for row in rows[name]))
     for table, columns in INDEXES:
         db[table].create_index(columns, if_not_exists=True)
     db.create_view("omission_matrix", omission_matrix_sql(vocabulary))

@@ -1,0 +1,1 @@
+"""Benchmarks for report-claims: synthetic corpora (generate) and a runner that prints ratios (python -m benchmarks)."""
