@@ -256,7 +256,7 @@ def _inner_model(annotation: Any) -> Any:
         if get_origin(annotation) is dict and len(args) == 2:
             annotation = args[1]
         elif args:
-            annotation = args[0] if len(args) == 1 or get_origin(annotation) is not Union else args[0]
+            annotation = args[0]  # list[X], Optional[X]: look inside
         else:
             return None
     return None

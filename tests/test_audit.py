@@ -236,7 +236,7 @@ def test_json_output_has_a_stable_documented_shape(record):
 
 def test_markdown_output_for_a_pull_request_comment():
     r = run("--format", "markdown", CLAIMS / "bloom.yaml")
-    assert "### Audit: BigScience" in r.stdout or "### Audit: BLOOM" in r.stdout
+    assert "### Audit: BLOOM: A 176B-Parameter Open-Access Multilingual Language Model" in r.stdout
     assert "| Omission | Verdict | Declared | Knowledge base | Missing |" in r.stdout
     assert "| contamination | ✘ absent | absent |" in r.stdout
 
@@ -257,7 +257,7 @@ def test_unreadable_and_invalid_inputs_exit_2_and_the_others_still_run(tmp_path)
     assert f"error: {bad}:2: not valid UTF-8 (byte 0xff)" in r.stdout
     assert f"{invalid}:21:13: 'confirmd' is not one of" in r.stdout
     assert f"error: {tmp_path / 'missing.txt'}: no such file" in r.stdout
-    assert "olmo.yaml: OLMo" in r.stdout or "olmo.yaml:" in r.stdout
+    assert f"{CLAIMS / 'olmo.yaml'}: OLMo 2 and Olmo 3" in r.stdout
     assert "Traceback" not in r.stdout
 
 

@@ -171,13 +171,16 @@ def test_the_worked_example_checks_out(kb):
 def test_changing_a_cited_figure_fails_the_worked_example_at_its_line(kb, tmp_path):
     d = tmp_path / "claims"
     shutil.copytree(CLAIMS, d)
-    bloom = d / "bloom.yaml"
-    bloom.write_text(replace(bloom.read_text(), "value: 4\n", "value: 5\n"))  # spare-nodes, as if corrected
+    opt = d / "opt-175b.yaml"
+    text = opt.read_text()
+    assert text.count("value: 992\n") == 1
+    opt.write_text(text.replace("value: 992\n", "value: 1024\n"))  # paper-gpus, as if corrected
     r = kb("check", DOC, "--claims", d)
-    assert r.exit_code in (1,)
-    line = next(i for i, l in enumerate(DOC.read_text().splitlines(), 1) if "kb:bloom/spare-nodes" in l)
-    assert any(l.startswith(f"{DOC}:{line}:") and "kb:bloom/spare-nodes is 5 nodes" in l for l in r.stdout.splitlines()) \
-        or "problems in the records" in r.stderr
+    assert r.exit_code == 1
+    line = next(i for i, l in enumerate(DOC.read_text().splitlines(), 1) if "kb:opt-175b/paper-gpus" in l)
+    col = DOC.read_text().splitlines()[line - 1].index("[992 GPUs]") + 1
+    assert r.stdout.splitlines() == [
+        f"{DOC}:{line}:{col}: the link text says '992 GPUs', but kb:opt-175b/paper-gpus is 1024 GPUs"]
 
 
 def test_render_links_sources_and_adds_a_footnote_per_figure(kb, tmp_path):
