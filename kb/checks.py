@@ -48,14 +48,6 @@ class Checked:
     derived: dict[tuple[str, str], DerivedCheck] = field(default_factory=dict)
     unnormalized_units: Counter = field(default_factory=Counter)
 
-    @property
-    def errors(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity == "error"]
-
-    @property
-    def warnings(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity == "warning"]
-
 
 def check(
     records: list[Loaded],
