@@ -28,6 +28,7 @@ from kb.load import YamlError, load_vocabulary, read_text, record_files, vocabul
 from kb.model import Claim, Omission, Report, Vocabulary
 from kb.pipeline import Validation, validate
 from kb.problems import Problem
+from kb.snapshot import Snapshot, Summary, open_snapshot
 
 CUE_SCORE = 90.0
 LEVELS = {"absent": 0, "partial": 1, "disclosed": 2}
@@ -353,20 +354,29 @@ def compare_declared(rec, found: dict[str, Verdict]) -> list[Finding]:
 @dataclass
 class KnowledgeBase:
     vocabulary: Vocabulary
-    validation: Optional[Validation]
+    snapshot: Optional[Snapshot]  # the last built database, when it indexes the knowledge base as it is
     verdicts: dict[str, dict[str, str]]  # report → omission → status (declared, else audited)
-    reports: dict[str, Report]
+    reports: dict[str, Summary]
     paths: dict[str, str]
 
     @classmethod
-    def load(cls, claims_dir: Union[str, Path]) -> "KnowledgeBase":
+    def load(cls, claims_dir: Union[str, Path], db: Union[str, Path, None] = None) -> "KnowledgeBase":
+        """The knowledge base's reports and verdicts: from the database `db` for the files unchanged since it
+        was built (kb.snapshot), audited here for the others; all audited here when there is no such database."""
         vocabulary = load_vocabulary(vocabulary_path(claims_dir))
         if not Path(claims_dir).is_dir() or not record_files(claims_dir):
             return cls(vocabulary, None, {}, {}, {})
-        v = validate(claims_dir=claims_dir)
+        snapshot = open_snapshot(claims_dir, db)
+        if snapshot is None:
+            records = validate(claims_dir=claims_dir).loaded.records
+            summaries, table = [Summary.of(rec) for rec in records], {}
+        else:
+            summaries = snapshot.summaries()
+            fresh = {s.id for s in summaries if s.loaded is None}
+            records = [s.loaded for s in summaries if s.loaded is not None]
+            table = _stored_verdicts(snapshot, fresh)
         matcher = Matcher(vocabulary)
-        table: dict[str, dict[str, str]] = {}
-        for rec in v.loaded.records:
+        for rec in records:
             if not (rec.report.disclosures or rec.report.models):
                 continue  # not a training report (an article about reports): no part of any cohort
             audited = audit_report(rec.report, vocabulary, matcher)
@@ -374,8 +384,7 @@ class KnowledgeBase:
                 o: (rec.report.disclosures[o].status if o in rec.report.disclosures else audited[o].status)
                 for o in vocabulary.omission_ids
             }
-        return cls(vocabulary, v, table, {r.report.id: r.report for r in v.loaded.records},
-                   {r.report.id: r.path for r in v.loaded.records})
+        return cls(vocabulary, snapshot, table, {s.id: s for s in summaries}, {s.id: s.path for s in summaries})
 
     def cohort(self, report_id: str, omission: str, status: str) -> dict:
         others = {r: t for r, t in self.verdicts.items() if r != report_id and omission in t}
@@ -403,6 +412,18 @@ class KnowledgeBase:
             if why:
                 out.append({"report": rid, "path": self.paths.get(rid), "score": round(t, 1), "why": "; ".join(why)})
         return sorted(out, key=lambda d: -d["score"])
+
+
+def _stored_verdicts(snapshot: Snapshot, reports: set[str]) -> dict[str, dict[str, str]]:
+    """The verdicts `kb build` stored (this auditor's) for the training reports among `reports`."""
+    table: dict[str, dict[str, str]] = {}
+    for report, omission, status in snapshot.rows(
+            "select v.report, v.omission, coalesce(v.declared, v.audited) from verdicts v join reports r "
+            "on r.id = v.report where v.provider = 'audit' and (r.models != '[]' or exists "
+            "(select 1 from disclosures d where d.report = r.id))"):
+        if report in reports:
+            table.setdefault(report, {})[omission] = status
+    return table
 
 
 # Entry points.
@@ -439,7 +460,7 @@ def audit_text(path: Path, kb: KnowledgeBase, matcher: Optional[Matcher] = None)
 
 def audit_record(path: Path, kb: KnowledgeBase, claims_dir: Union[str, Path], today: date, max_age: int,
                  matcher: Optional[Matcher] = None) -> Audit:
-    v = validate([path], claims_dir=claims_dir, today=today)
+    v = validate([path], claims_dir=claims_dir, today=today, db=kb.snapshot)
     if v.loaded.problems or not v.loaded.records:
         raise InputError(f"{path}: not a valid record", v.loaded.problems)
     rec = v.loaded.records[0]
@@ -460,10 +481,12 @@ def audit_record(path: Path, kb: KnowledgeBase, claims_dir: Union[str, Path], to
 
 
 def audit_paths(paths: Iterable[Union[str, Path]], claims_dir: Union[str, Path] = "claims",
-                today: Optional[date] = None, max_age: int = 365) -> list[Union[Audit, InputError]]:
-    """Audit each file; an unreadable one yields its InputError in place of an Audit, the others still run."""
+                today: Optional[date] = None, max_age: int = 365,
+                db: Union[str, Path, None] = None) -> list[Union[Audit, InputError]]:
+    """Audit each file; an unreadable one yields its InputError in place of an Audit, the others still run.
+    `db`: a database built from claims_dir, read for the reports whose files have not changed since."""
     today = today or date.today()
-    kb = KnowledgeBase.load(claims_dir)
+    kb = KnowledgeBase.load(claims_dir, db)
     matcher = Matcher(kb.vocabulary)
     out: list[Union[Audit, InputError]] = []
     for p in map(Path, paths):

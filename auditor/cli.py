@@ -13,6 +13,10 @@ from .audit import LEVELS, Audit
 @click.argument("files", nargs=-1, required=True, type=click.Path())
 @click.option("--claims", "claims_dir", default="claims", show_default=True, type=click.Path(file_okay=False),
               help="The knowledge base to compare with (and whose claims a record's formulas may use).")
+@click.option("--db", "db_path", default="site/kb.db", show_default=True, type=click.Path(dir_okay=False),
+              help="The database `kb build` wrote from --claims: the reports whose files have not changed since "
+                   "are read from it, not from their files (much quicker on a large knowledge base). Ignored when "
+                   "missing or built from another vocabulary or version.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
               help="text for a terminal, json for programs, markdown for a pull-request comment.")
 @click.option("--fail-on", type=click.Choice(["partial", "absent"]),
@@ -20,7 +24,7 @@ from .audit import LEVELS, Audit
 @click.option("--max-age", default=365, show_default=True, type=click.IntRange(0),
               help="Checks older than this many days are reported as stale.")
 @click.version_option(package_name="report-claims")
-def audit(files, claims_dir, fmt, fail_on, max_age):
+def audit(files, claims_dir, db_path, fmt, fail_on, max_age):
     """Audit training reports for the five recurring omissions.
 
     FILES are records in format v1 (.yaml, validated as `kb validate` does) or report texts (.md, .txt; .pdf with
@@ -35,7 +39,7 @@ def audit(files, claims_dir, fmt, fail_on, max_age):
     from .audit import audit_paths
     from .render import as_json, as_markdown, as_text
 
-    results = audit_paths(files, claims_dir=claims_dir, max_age=max_age)
+    results = audit_paths(files, claims_dir=claims_dir, max_age=max_age, db=db_path)
     if fmt == "json":
         click.echo(as_json(results))
     elif fmt == "markdown":

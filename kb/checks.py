@@ -13,12 +13,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Protocol, Union
 
 from . import formula as F
 from .load import Loaded
 from .model import Claim, Report, Vocabulary
 from .problems import Problem
+from .snapshot import Summary
 from .units import index as unit_index
 
 _NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
@@ -49,16 +50,41 @@ class Checked:
     unnormalized_units: Counter = field(default_factory=Counter)
 
 
+class Context(Protocol):
+    """The rest of the knowledge base, when checking some of its records: what a formula may refer to and what
+    a new report may duplicate. `kb.snapshot.SnapshotContext` answers from the last built database."""
+
+    def record(self, report_id: str) -> Optional[Loaded]: ...
+
+    def summaries(self) -> list[Summary]: ...
+
+
+class RecordsContext:
+    """A context of records already in memory."""
+
+    def __init__(self, records: Iterable[Loaded] = ()):
+        self.records = list(records)
+        self.by_id = {rec.report.id: rec for rec in self.records}
+
+    def record(self, report_id: str) -> Optional[Loaded]:
+        return self.by_id.get(report_id)
+
+    def summaries(self) -> list[Summary]:
+        return [Summary.of(rec) for rec in self.records]
+
+
 def check(
     records: list[Loaded],
     vocabulary: Vocabulary,
     today: Optional[date] = None,
-    context: Iterable[Loaded] = (),
+    context: Union[Iterable[Loaded], Context] = (),
 ) -> Checked:
     """Check records against each other, the vocabulary and today's date.
 
     `context` holds records that formulas may refer to but that are not themselves reported on (the
-    knowledge base, when validating a single new file)."""
+    knowledge base, when validating a single new file): records, or a Context that finds them."""
+    if not hasattr(context, "summaries"):
+        context = RecordsContext(context)  # type: ignore[arg-type]
     today = today or date.today()
     out = Checked(records)
     units = unit_index(vocabulary)
@@ -72,37 +98,34 @@ def check(
         seen_ids.setdefault(r.id, rec)
         out.problems += _check_record(rec, patterns, omissions, units, today, out.unnormalized_units)
 
-    by_id = {rec.report.id: rec for rec in context}
-    by_id.update(seen_ids)
-    _check_derived(records, by_id, out)
-    out.problems += near_duplicates(records, list(context))
+    _check_derived(records, lambda report_id: seen_ids.get(report_id) or context.record(report_id), out)
+    out.problems += near_duplicates(records, context.summaries())
     return out
 
 
-def near_duplicates(records: list[Loaded], context: list[Loaded]) -> list[Problem]:
+def near_duplicates(records: list[Loaded], context: list[Summary]) -> list[Problem]:
     """Warnings for a report that looks like another (title, organization, models) and for a claim that repeats
     another claim of the same report (same figure and unit, statements alike)."""
     from rapidfuzz import fuzz, process, utils
 
     problems: list[Problem] = []
     own = {r.report.id for r in records}
-    everyone = records + [c for c in context if c.report.id not in own]
-    titles = [rec.report.title for rec in everyone]
+    everyone = [Summary.of(rec) for rec in records] + [s for s in context if s.id not in own]
+    titles = [s.title for s in everyone]
     for rec in records:
         r = rec.report
         for title, score, j in process.extract(r.title, titles, scorer=fuzz.token_set_ratio,
                                                processor=utils.default_process, score_cutoff=90, limit=None):
-            other = everyone[j]
-            if other is rec:
+            o = everyone[j]
+            if o.loaded is rec:
                 continue
-            o = other.report
             same_org = fuzz.ratio(r.organization.lower(), o.organization.lower()) >= 90
             shared = {m.lower() for m in r.models} & {m.lower() for m in o.models}
             if same_org or shared:
                 why = "same organization" if same_org else "shared models: " + ", ".join(sorted(shared))
-                line = other.where("title")[0]
+                line = o.title_line()
                 problems.append(rec.problem(
-                    f"looks like {o.id} ({other.path}:{line}): title {score:.0f}% alike, {why}",
+                    f"looks like {o.id} ({o.path}:{line}): title {score:.0f}% alike, {why}",
                     "title", severity="warning"))
         groups: dict[tuple, list[int]] = {}
         for i, c in enumerate(r.claims):
@@ -234,7 +257,7 @@ def within(computed: float, c: Claim, tol: float) -> bool:
     return low - slack_low <= computed <= high + slack_high
 
 
-def _check_derived(records: list[Loaded], by_id: dict[str, Loaded], out: Checked) -> None:
+def _check_derived(records: list[Loaded], find, out: Checked) -> None:
     parsed: dict[tuple[str, str], F.Node] = {}
     results: dict[tuple[str, str], Optional[float]] = {}
     state: dict[tuple[str, str], str] = {}  # visiting | done
@@ -248,7 +271,7 @@ def _check_derived(records: list[Loaded], by_id: dict[str, Loaded], out: Checked
 
     def resolve(rec: Loaded, ref: str) -> tuple[Loaded, Claim]:
         report_id, _, claim_id = ref.rpartition("/")
-        target = by_id.get(report_id) if report_id else rec
+        target = find(report_id) if report_id else rec
         if target is None:
             raise F.FormulaError(f"{ref!r}: no report {report_id!r} in the knowledge base")
         c = target.report.claim(claim_id)

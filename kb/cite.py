@@ -77,7 +77,8 @@ class Index:
         self.max_age = max_age
         self.claims: dict[str, Cited] = {}
         derived = validation.checked.derived if validation.checked else {}
-        for rec in validation.loaded.records:
+        # The context records too: a derived claim may be cited when the claims its formula uses may be.
+        for rec in [*getattr(validation, "context_records", []), *validation.loaded.records]:
             r = rec.report
             for c in r.claims:
                 check = derived.get((r.id, c.id))

@@ -14,6 +14,8 @@ string, `12:30` is 750) and silently keep the last of two duplicate keys. Here:
 
 from __future__ import annotations
 
+import hashlib
+
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -211,6 +213,11 @@ def parse_yaml(text: str) -> tuple[Any, Positions]:
 
 def read_text(path: Path, max_bytes: int = MAX_FILE_BYTES) -> str:
     """A file's text, or a YamlError saying why it cannot be read (too big, not UTF-8, NUL bytes)."""
+    return read_text_and_digest(path, max_bytes)[0]
+
+
+def read_text_and_digest(path: Path, max_bytes: int = MAX_FILE_BYTES) -> tuple[str, str]:
+    """read_text, and the sha256 of the bytes read (what a build records of each file it read)."""
     try:
         size = path.stat().st_size
         if size > max_bytes:
@@ -229,7 +236,7 @@ def read_text(path: Path, max_bytes: int = MAX_FILE_BYTES) -> str:
     if nul >= 0:
         line = text.count("\n", 0, nul) + 1
         raise YamlError("contains a NUL byte", line, nul - (text.rfind("\n", 0, nul) + 1) + 1)
-    return text
+    return text, hashlib.sha256(raw).hexdigest()
 
 
 # Validation errors → problems with positions.
@@ -320,6 +327,7 @@ class Loaded:
     path: str
     report: Report
     positions: Positions
+    digest: Optional[str] = None  # sha256 of the file's bytes
 
     def where(self, *loc: Any, key: bool = False) -> tuple[Optional[int], Optional[int]]:
         return self.positions.find(loc, prefer_key=key)
@@ -351,7 +359,8 @@ def load_file(path: Union[str, Path], display: Optional[str] = None) -> LoadResu
     name = display or str(path)
     result = LoadResult(files=1)
     try:
-        data, positions = parse_yaml(read_text(path))
+        text, digest = read_text_and_digest(path)
+        data, positions = parse_yaml(text)
     except YamlError as e:
         unreadable = e.message.startswith(("cannot read", "not valid UTF-8", "file is"))
         result.problems.append(Problem(name, e.message, e.line, e.col, unreadable=unreadable))
@@ -365,7 +374,7 @@ def load_file(path: Union[str, Path], display: Optional[str] = None) -> LoadResu
     except ValidationError as err:
         result.problems += validation_problems(err, Report, name, positions)
         return result
-    result.records.append(Loaded(name, report, positions))
+    result.records.append(Loaded(name, report, positions, digest))
     return result
 
 

@@ -8,10 +8,11 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Iterable, Optional, Union
 
-from .checks import Checked, check
+from .checks import Checked, Context, RecordsContext, check
 from .load import LoadResult, VocabularyError, load_paths, load_vocabulary, record_files, vocabulary_path
 from .model import Vocabulary
 from .problems import Problem
+from .snapshot import Snapshot, SnapshotContext, open_snapshot
 
 DEFAULT_CLAIMS = "claims"
 
@@ -24,6 +25,8 @@ class Validation:
     checked: Optional[Checked]
     vocabulary: Optional[Vocabulary]
     problems: list[Problem]
+    context: Optional[Context] = None  # the rest of the knowledge base, when only some records were validated
+    claims_dir: Optional[Path] = None
 
     @property
     def errors(self) -> list[Problem]:
@@ -32,6 +35,15 @@ class Validation:
     @property
     def unreadable(self) -> bool:
         return any(p.unreadable for p in self.problems)
+
+    @property
+    def context_records(self) -> list:
+        """The records of the rest of the knowledge base that were read (those a formula refers to, at least)."""
+        if isinstance(self.context, RecordsContext):
+            return self.context.records
+        if isinstance(self.context, SnapshotContext):
+            return list(self.context.snapshot._loaded.values())
+        return []
 
     @property
     def claims(self) -> int:
@@ -43,24 +55,31 @@ def validate(
     claims_dir: Union[str, Path] = DEFAULT_CLAIMS,
     today: Optional[date] = None,
     progress: Any = None,
+    db: Union[str, Path, Snapshot, None] = None,
 ) -> Validation:
     """Validate record files (default: the whole claims folder).
 
     Records of the claims folder that are not among `paths` still serve as context, so a new record's formula
-    may refer to claims of reports already in the knowledge base."""
+    may refer to claims of reports already in the knowledge base. With `db`, a database built from the claims
+    folder, the context comes from it for the files that have not changed since (kb.snapshot), and only the
+    files a formula refers to are read."""
+    given = bool(paths)
     paths = [Path(p) for p in paths] or [Path(claims_dir)]
     try:
         vocabulary = load_vocabulary(vocabulary_path(claims_dir))
     except VocabularyError as e:
-        return Validation(LoadResult(), None, None, e.problems)
+        return Validation(LoadResult(), None, None, e.problems, claims_dir=Path(claims_dir))
     loaded = load_paths(paths, progress=progress)
-    context = []
+    context: Context = RecordsContext()
+    # realpath, not Path.resolve: a loop of symbolic links is a problem reported for its file, not a crash
     own = {os.path.realpath(r.path) for r in loaded.records}
-    if Path(claims_dir).is_dir():
-        # realpath, not Path.resolve: a loop of symbolic links is a problem reported for its file, not a crash
+    snapshot = (db if isinstance(db, Snapshot) else open_snapshot(claims_dir, db)) if given else None
+    if snapshot is not None:
+        context = SnapshotContext(snapshot, own)
+    elif Path(claims_dir).is_dir():
         others = [f for f in record_files(claims_dir) if os.path.realpath(f) not in own]
         if others:
-            context = load_paths(others).records
+            context = RecordsContext(load_paths(others).records)
     checked = check(loaded.records, vocabulary, today=today, context=context)
     problems = sorted(loaded.problems + checked.problems, key=lambda p: (p.path, p.line or 0, p.col or 0))
-    return Validation(loaded, checked, vocabulary, problems)
+    return Validation(loaded, checked, vocabulary, problems, context, Path(claims_dir))

@@ -3,7 +3,9 @@
 The database is built in a temporary file beside the target and renamed over it only after every claim of
 the records has been found in it (count and checksum). A failed validation, a crash or a kill at any point
 leaves the last good database untouched. When nothing that goes into the database changed since the last
-build (same records, vocabulary, code version and day), the build is skipped.
+build (same records, vocabulary, code version and day), the build is skipped. When only a few record files
+changed, the build is an update: a copy of the last database has the rows of those reports (and of the reports
+whose formulas use them) replaced, checked the same way, and renamed over it.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import sqlite3
 import tempfile
 from contextlib import contextmanager
@@ -19,17 +22,19 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
-from .checks import Checked
+from .checks import Checked, check
 from .cite import Index, citation, figure
-from .load import record_files, vocabulary_path
+from .load import LoadResult, load_vocabulary, vocabulary_path
 from .model import Vocabulary
 from .pipeline import Validation, validate
 from .problems import Problem
+from .snapshot import SCHEMA_VERSION, Snapshot, base_fingerprint, current_files, open_snapshot, relative_name
 from .units import index as unit_index
 
-SCHEMA_VERSION = "1"
 DEFAULT_DB = "site/kb.db"
 STALE_AFTER_DAYS = 365
+# An update replaces the rows of the changed reports; past this share of the files a full build is as quick.
+UPDATE_AT_MOST = 0.1
 
 
 class BuildError(Exception):
@@ -42,26 +47,18 @@ class BuildError(Exception):
 class BuildResult:
     db_path: Path
     skipped: bool = False  # nothing changed since the last build
+    updated: list[str] = field(default_factory=list)  # the reports an update rewrote (empty: a full build)
     counts: dict[str, int] = field(default_factory=dict)
     checksum: str = ""
     warnings: list[Problem] = field(default_factory=list)
 
 
-def inputs_fingerprint(claims_dir: Union[str, Path], today: date) -> str:
+def inputs_fingerprint(claims_dir: Union[str, Path], today: date, files: Optional[dict] = None) -> str:
     """A hash of everything that goes into the database: record files, vocabulary, schema, code, the day."""
-    from . import __version__
-
-    h = hashlib.sha256()
-    h.update(f"{SCHEMA_VERSION}\0{__version__}\0{today.isoformat()}\0".encode())
-    code = Path(__file__).resolve().parent
-    for p in sorted(code.glob("*.py")):
-        h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
-    for p in [vocabulary_path(claims_dir), *record_files(claims_dir)]:
-        h.update(str(p.relative_to(claims_dir) if p.is_relative_to(claims_dir) else p.name).encode() + b"\0")
-        try:
-            h.update(p.read_bytes() + b"\0")
-        except OSError as e:  # unreadable (a link to nothing): validation reports it
-            h.update(f"unreadable: {e}".encode() + b"\0")
+    h = hashlib.sha256(f"{base_fingerprint(claims_dir)}\0{today.isoformat()}\0".encode())
+    for rel, (_, digest) in sorted((files if files is not None else current_files(claims_dir)).items()):
+        # an unreadable file (a link to nothing) has no digest: validation reports it
+        h.update(f"{rel}\0{digest or 'unreadable'}\0".encode())
     return h.hexdigest()
 
 
@@ -91,12 +88,18 @@ def build(
     stage = on_stage or (lambda s: None)
     if not claims_dir.is_dir():
         raise BuildError(f"{claims_dir}: no such folder")
-    fingerprint = inputs_fingerprint(claims_dir, today)
+    files = current_files(claims_dir)
+    fingerprint = inputs_fingerprint(claims_dir, today, files)
     if not force and db_path.exists():
         meta = read_meta(db_path)
         if meta.get("fingerprint") == fingerprint:
             return BuildResult(db_path, skipped=True, counts=json.loads(meta.get("counts", "{}")),
                                checksum=meta.get("checksum", ""))
+        snapshot = open_snapshot(claims_dir, db_path, files) if meta.get("today") == today.isoformat() else None
+        if snapshot is not None:
+            updated = _update(snapshot, today, fingerprint, stage)
+            if updated is not None:
+                return updated
 
     stage("validating")
     result = validate(claims_dir=claims_dir, today=today, progress=progress)
@@ -110,6 +113,41 @@ def build(
     with _writer_lock(db_path):
         _remove_stale_temporaries(db_path)
         return _write(db_path, result, today, fingerprint)
+
+
+def _update(snapshot: Snapshot, today: date, fingerprint: str, stage: Callable) -> Optional[BuildResult]:
+    """Replace the rows of the reports whose files changed, in a copy of the last database. None when a full
+    build is the better way (many files changed, or a changed file takes the id of another report)."""
+    changed, removed = snapshot.changed, snapshot.removed
+    if len(changed) + len(removed) > max(8, UPDATE_AT_MOST * len(snapshot.now)):
+        return None
+    old = {snapshot.built[rel][1] for rel in map(lambda p: relative_name(p, snapshot.claims_dir), changed)
+           if rel in snapshot.built} | set(removed.values())
+    dependents = snapshot.dependents(old)
+    unchanged = snapshot.unchanged
+    paths = changed + [snapshot.now[rel][0] for rel, report in unchanged.items() if report in dependents]
+    stage("validating")
+    if paths:
+        result = validate(paths, claims_dir=snapshot.claims_dir, today=today, db=snapshot)
+    else:  # files were only removed: nothing to read (validate() with no paths reads the whole folder)
+        vocabulary = load_vocabulary(vocabulary_path(snapshot.claims_dir))
+        result = Validation(LoadResult(), check([], vocabulary, today), vocabulary, [], None, snapshot.claims_dir)
+    if result.errors or result.checked is None:
+        n = len(result.errors)
+        raise BuildError(f"{n} problem{'s' * (n != 1)} in the records; the database was not changed",
+                         result.errors)
+    new = {rec.report.id for rec in result.loaded.records}
+    kept = {report for report in unchanged.values() if report not in dependents}
+    if new & kept:
+        return None  # a report id used twice: the full build says where
+    stage("writing")
+    with _writer_lock(snapshot.db_path):
+        _remove_stale_temporaries(snapshot.db_path)
+        if read_meta(snapshot.db_path).get("fingerprint") != snapshot.meta.get("fingerprint"):
+            return None  # another build replaced the database meanwhile
+        return _write(snapshot.db_path, result, today, fingerprint,
+                      update=(old | dependents | new, [*map(lambda p: relative_name(p, snapshot.claims_dir),
+                                                           changed), *removed]))
 
 
 @contextmanager
@@ -138,20 +176,39 @@ def _remove_stale_temporaries(db_path: Path) -> None:
         stale.unlink(missing_ok=True)
 
 
-def _write(db_path: Path, result: Validation, today: date, fingerprint: str) -> BuildResult:
+def _write(db_path: Path, result: Validation, today: date, fingerprint: str,
+           update: Optional[tuple[set[str], list[str]]] = None) -> BuildResult:
+    """Write a new database (or, with `update` = (reports, files), a copy of the last one with the rows of those
+    reports and files replaced) into a temporary file, check it holds the records' claims, rename it over."""
     fd, tmp_name = tempfile.mkstemp(prefix=f".{db_path.name}.", suffix=".tmp", dir=db_path.parent)
     os.close(fd)
     tmp = Path(tmp_name)
+    claims_dir = result.claims_dir
     try:
-        counts = write_database(tmp, result, today)
-        expected = records_checksum(result)
-        found = database_checksum(tmp)
-        if found != expected:
-            raise BuildError(f"the written database does not hold the records' claims "
-                             f"(checksum {found[:12]} != {expected[:12]}); the database was not changed")
-        _write_meta(tmp, {"fingerprint": fingerprint, "checksum": expected, "counts": json.dumps(counts),
+        if update is None:
+            counts = write_database(tmp, result, today)
+        else:
+            shutil.copyfile(db_path, tmp)
+            counts = update_database(tmp, result, today, *update)
+        written = {rec.report.id for rec in result.loaded.records}
+        conn = sqlite3.connect(str(tmp))
+        try:
+            found = _database_digests(conn, written)
+            stored = {report: (digest, n) for report, digest, n in
+                      conn.execute("select report, checksum, claims from _files")}
+            total = conn.execute("select count(*) from claims").fetchone()[0]
+        finally:
+            conn.close()
+        expected = report_digests(result)
+        if found != expected or sum(n for _, n in stored.values()) != total:
+            raise BuildError("the written database does not hold the records' claims "
+                             f"({total} claims; checksums of {len(set(found.items()) ^ set(expected.items()))} "
+                             "reports differ); the database was not changed")
+        checksum = combine_digests(stored)
+        _write_meta(tmp, {"fingerprint": fingerprint, "checksum": checksum, "counts": json.dumps(counts),
                           "built": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                          "schema_version": SCHEMA_VERSION, "today": today.isoformat()})
+                          "schema_version": SCHEMA_VERSION, "today": today.isoformat(),
+                          "base": base_fingerprint(claims_dir), "claims_dir": str(Path(claims_dir).resolve())})
         with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
         os.replace(tmp, db_path)
@@ -159,28 +216,63 @@ def _write(db_path: Path, result: Validation, today: date, fingerprint: str) -> 
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    return BuildResult(db_path, counts=counts, checksum=expected, warnings=[p for p in result.problems
-                                                                            if p.severity != "error"])
+    return BuildResult(db_path, counts=counts, checksum=checksum, updated=sorted(update[0]) if update else [],
+                       warnings=[p for p in result.problems if p.severity != "error"])
 
 
-def records_checksum(result: Validation) -> str:
-    """sha256 over every claim's reference and figure, as the records hold them."""
-    rows = []
+# The checksum: sha256 per report over its claims' references and figures, then over the reports' sums. A
+# build checks the reports it wrote against the records; an update keeps the others' sums from _files.
+
+
+def report_digests(result: Validation) -> dict[str, tuple[str, int]]:
+    """Report → (sha256 over its claims as the records hold them, number of claims)."""
+    out = {}
     for rec in result.loaded.records:
+        rows = []
         for c in rec.report.claims:
             low, high = (c.low, c.high) if c.value is not None else (None, None)
             rows.append(_checksum_row(f"{rec.report.id}/{c.id}", c.value_text, low, high))
-    return _digest(rows)
+        out[rec.report.id] = (_digest(rows), len(rows))
+    return out
+
+
+def _database_digests(conn: sqlite3.Connection, reports: Optional[set[str]] = None) -> dict[str, tuple[str, int]]:
+    """The same, from what the claims table holds (for `reports` only, when given)."""
+    by_report: dict[str, list[str]] = {}
+    if reports is None:
+        rows = conn.execute("select report, ref, value_text, low, high from claims")
+    else:
+        rows = conn.execute("select report, ref, value_text, low, high from claims where report in "
+                            "(select value from json_each(?))", (json.dumps(sorted(reports)),))
+    for report, *row in rows:
+        by_report.setdefault(report, []).append(_checksum_row(*row))
+    found = {report: (_digest(rows), len(rows)) for report, rows in by_report.items()}
+    for report in reports or ():  # a report with no claims has none in the table
+        found.setdefault(report, (_digest([]), 0))
+    return found
+
+
+def combine_digests(digests: dict[str, tuple[str, int]]) -> str:
+    lines = sorted(f"{report}\t{digest}" for report, (digest, _) in digests.items())
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest() + f":{sum(n for _, n in digests.values())}"
+
+
+def records_checksum(result: Validation) -> str:
+    """The checksum of every claim's reference and figure, as the records hold them."""
+    return combine_digests(report_digests(result))
 
 
 def database_checksum(db_path: Union[str, Path]) -> str:
     """The same checksum, computed from what the database holds."""
     conn = sqlite3.connect(str(db_path))
     try:
-        rows = [_checksum_row(*r) for r in conn.execute("select ref, value_text, low, high from claims")]
+        digests = _database_digests(conn)
+        # reports without claims count in the records' checksum too
+        for (report,) in conn.execute("select id from reports"):
+            digests.setdefault(report, (_digest([]), 0))
     finally:
         conn.close()
-    return _digest(rows)
+    return combine_digests(digests)
 
 
 def _checksum_row(ref: str, text: Optional[str], low: Any, high: Any) -> str:
@@ -189,7 +281,7 @@ def _checksum_row(ref: str, text: Optional[str], low: Any, high: Any) -> str:
 
 
 def _digest(rows: list[str]) -> str:
-    return hashlib.sha256("\n".join(sorted(rows)).encode()).hexdigest() + f":{len(rows)}"
+    return hashlib.sha256("\n".join(sorted(rows)).encode()).hexdigest()
 
 
 def _write_meta(db_path: Path, meta: dict[str, str]) -> None:
@@ -287,6 +379,11 @@ TABLES: dict[str, dict[str, Any]] = {
         foreign_keys=[("chart", "charts", "id"), ("report", "reports", "id"), ("x_claim", "claims", "ref"),
                       ("y_claim", "claims", "ref")],
     ),
+    "_files": dict(
+        columns={"path": str, "sha256": str, "report": str, "checksum": str, "claims": int},
+        pk="path",
+        foreign_keys=[("report", "reports", "id")],
+    ),
     "derived_checks": dict(
         columns={"claim": str, "report": str, "formula": str, "computed": float, "stated": str,
                  "tolerance": float, "within_tolerance": int, "inputs": str, "error": str},
@@ -364,10 +461,11 @@ def chart_points(result: Validation):
                        "x_figure": figure(xc), "y_figure": figure(yc)}
 
 
-def write_database(path: Path, result: Validation, today: date) -> dict[str, int]:
-    """Write every table, index and view into a fresh database at path. Returns row counts per table."""
-    import sqlite_utils
+VOCABULARY_TABLES = ("patterns", "omissions", "charts")
 
+
+def table_rows(result: Validation, today: date) -> dict[str, list[dict]]:
+    """The rows of every table for the validated records (and the vocabulary)."""
     vocabulary: Vocabulary = result.vocabulary  # type: ignore[assignment]
     checked: Checked = result.checked  # type: ignore[assignment]
     units = unit_index(vocabulary)
@@ -448,7 +546,29 @@ def write_database(path: Path, result: Validation, today: date) -> dict[str, int
     g = build_graph(result)
     rows["graph_nodes"] = list(node_rows(g))
     rows["graph_edges"] = list(edge_rows(g))
+    digests = report_digests(result)
+    claims_dir = Path(result.claims_dir or ".")
+    rows["_files"] = [{"path": relative_name(Path(rec.path), claims_dir), "sha256": rec.digest,
+                       "report": rec.report.id, "checksum": digests[rec.report.id][0],
+                       "claims": digests[rec.report.id][1]} for rec in result.loaded.records]
+    return rows
 
+
+def _insert(conn: sqlite3.Connection, name: str, rows: list[dict]) -> None:
+    # Plain executemany: the rows hold only text, numbers and None (lists are JSON already), and sqlite-utils'
+    # insert_all spends most of a build's writing time converting them.
+    columns = list(TABLES[name]["columns"])
+    sql = (f'insert into "{name}" ({", ".join(f"[{c}]" for c in columns)}) '
+           f'values ({", ".join("?" * len(columns))})')
+    conn.executemany(sql, ([row.get(c) for c in columns] for row in rows))
+
+
+def write_database(path: Path, result: Validation, today: date) -> dict[str, int]:
+    """Write every table, index and view into a fresh database at path. Returns row counts per table."""
+    import sqlite_utils
+
+    vocabulary: Vocabulary = result.vocabulary  # type: ignore[assignment]
+    rows = table_rows(result, today)
     db = sqlite_utils.Database(path, recreate=True)
     db.execute("pragma journal_mode = off")
     db.execute("pragma synchronous = off")
@@ -458,13 +578,8 @@ def write_database(path: Path, result: Validation, today: date) -> dict[str, int
         db[name].create(spec["columns"], pk=spec["pk"], foreign_keys=spec.get("foreign_keys"),
                         not_null=set([spec["pk"]] if isinstance(spec["pk"], str) else spec["pk"]))
         if rows[name]:
-            # Plain executemany: the rows hold only text, numbers and None (lists are JSON already), and
-            # sqlite-utils' insert_all spends most of a build's writing time converting them.
-            columns = list(spec["columns"])
-            sql = (f'insert into "{name}" ({", ".join(f"[{c}]" for c in columns)}) '
-                   f'values ({", ".join("?" * len(columns))})')
             with db.conn:
-                db.conn.executemany(sql, ([row.get(c) for c in columns] for row in rows[name]))
+                _insert(db.conn, name, rows[name])
     for table, columns in INDEXES:
         db[table].create_index(columns, if_not_exists=True)
     db.create_view("omission_matrix", omission_matrix_sql(vocabulary))
@@ -476,3 +591,58 @@ def write_database(path: Path, result: Validation, today: date) -> dict[str, int
     db.execute("analyze")
     db.close()
     return {name: len(rows[name]) for name in TABLES}
+
+
+# What an update deletes, children before parents (foreign keys are enforced as it goes).
+REPORT_ROWS = ["claim_patterns", "claim_topics", "chart_points", "derived_checks", "verdicts", "disclosures",
+               "_files", "claims", "sources"]
+
+
+def update_database(path: Path, result: Validation, today: date, reports: set[str], files: list[str]) -> dict[str, int]:
+    """In a copy of the last database at path: delete the rows of `reports` and of the record `files`, insert
+    the rows of the validated records (the changed files and the reports whose formulas use them)."""
+    rows = table_rows(result, today)
+    conn = sqlite3.connect(str(path))
+    try:
+        conn.execute("pragma journal_mode = off")  # a temporary copy: an error discards the whole file
+        conn.execute("pragma synchronous = off")
+        conn.execute("pragma foreign_keys = on")
+        with conn:
+            doomed = json.dumps(sorted(reports))
+            conn.execute("create temp table doomed_nodes as select 'claim:' || ref as id from claims where report "
+                         "in (select value from json_each(?)) union all select 'source:' || ref from sources "
+                         "where report in (select value from json_each(?)) union all select 'report:' || value "
+                         "from json_each(?)", (doomed, doomed, doomed))
+            conn.execute("delete from graph_edges where source in (select id from doomed_nodes) "
+                         "or target in (select id from doomed_nodes)")
+            conn.execute("delete from graph_nodes where id in (select id from doomed_nodes)")
+            # the full-text index holds a copy of the text: its rows go before the claims they index
+            conn.execute("insert into claims_fts (claims_fts, rowid, statement, quote, note) select 'delete', "
+                         "rowid, statement, quote, note from claims where report in (select value from json_each(?))",
+                         (doomed,))
+            conn.execute("delete from _files where path in (select value from json_each(?))", (json.dumps(files),))
+            for name in REPORT_ROWS:
+                conn.execute(f'delete from "{name}" where report in (select value from json_each(?))', (doomed,))
+            conn.execute("delete from reports where id in (select value from json_each(?))", (doomed,))
+            known = {r for (r,) in conn.execute("select id from graph_nodes where kind in ('pattern', 'omission')")}
+            rows["graph_nodes"] = [n for n in rows["graph_nodes"] if n["id"] not in known]
+            # The graph of the written records leaves out formulas' inputs in reports kept as they are.
+            drawn = {(e["source"], e["target"]) for e in rows["graph_edges"]}
+            written_claims = {n["id"] for n in rows["graph_nodes"]}
+            rows["graph_edges"] += [
+                {"source": f"claim:{d.report}/{d.claim}", "target": f"claim:{ref}", "relation": "derived_from",
+                 "evidence": None}
+                for d in result.checked.derived.values() if f"claim:{d.report}/{d.claim}" in written_claims
+                for ref in dict.fromkeys(d.inputs) if (f"claim:{d.report}/{d.claim}", f"claim:{ref}") not in drawn]
+            for name in ["reports", *reversed(REPORT_ROWS), "graph_nodes", "graph_edges"]:
+                _insert(conn, name, rows[name])
+            written = json.dumps(sorted(rec.report.id for rec in result.loaded.records))
+            conn.execute("insert into claims_fts (rowid, statement, quote, note) select rowid, statement, quote, "
+                         "note from claims where report in (select value from json_each(?))", (written,))
+        tables = [name for name in TABLES]
+        counts = {t: conn.execute(f'select count(*) from "{t}"').fetchone()[0] for t in tables}
+    except sqlite3.IntegrityError as e:
+        raise BuildError(f"the update breaks the database's references ({e}); the database was not changed")
+    finally:
+        conn.close()
+    return counts

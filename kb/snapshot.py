@@ -1,0 +1,219 @@
+"""The last built database as an index of the record files it was built from.
+
+One-record commands (`kb validate FILE`, `audit FILE`) and the incremental build need to know about the rest of
+the knowledge base (report ids and titles, the records a formula refers to, the auditor's verdicts) without
+reading a thousand files. A build stores the sha256 of every record file it read (table `_files`); a file whose
+bytes are unchanged is taken from the database, the others are read. A database built from another vocabulary
+or another version of the code is not used (its `base` fingerprint differs), nor is one that cannot be read.
+
+This module reads SQLite but sits beside `load`, not after `store`: it only answers "what did the last build
+see", so the pipeline keeps one direction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Iterable, Optional, Union
+
+from .load import Loaded, load_file, record_files, vocabulary_path
+
+SCHEMA_VERSION = "2"  # 2: the _files table and per-report checksums
+
+
+def file_digest(path: Path) -> Optional[str]:
+    """sha256 of a file's bytes; None when it cannot be read (validation reports why)."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def base_fingerprint(claims_dir: Union[str, Path]) -> str:
+    """A hash of what every row of a build depends on besides the record files: the vocabulary, the code, the
+    schema. Two builds with the same base differ only in the rows of the records that differ."""
+    from . import __version__
+
+    h = hashlib.sha256(f"{SCHEMA_VERSION}\0{__version__}\0".encode())
+    for p in sorted(Path(__file__).resolve().parent.glob("*.py")):
+        h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+    try:
+        h.update(vocabulary_path(claims_dir).read_bytes())
+    except OSError as e:
+        h.update(f"unreadable: {e}".encode())
+    return h.hexdigest()
+
+
+def relative_name(path: Path, claims_dir: Path) -> str:
+    return path.relative_to(claims_dir).as_posix() if path.is_relative_to(claims_dir) else path.name
+
+
+@dataclass
+class Summary:
+    """What the near-duplicate check needs to know of a report."""
+
+    id: str
+    title: str
+    organization: str
+    models: list[str]
+    path: str
+    loaded: Optional[Loaded] = None  # the record, when it was read from its file
+
+    @classmethod
+    def of(cls, rec: Loaded) -> "Summary":
+        r = rec.report
+        return cls(r.id, r.title, r.organization, list(r.models), rec.path, rec)
+
+    def title_line(self) -> Optional[int]:
+        if self.loaded is None:
+            found = load_file(self.path).records
+            if not found:
+                return None
+            self.loaded = found[0]
+        return self.loaded.where("title")[0]
+
+
+@dataclass
+class Snapshot:
+    """A built database next to the record files as they are now."""
+
+    db_path: Path
+    claims_dir: Path
+    meta: dict[str, str]
+    built: dict[str, tuple[str, str]]  # relative path → (sha256, report id) as the last build read them
+    now: dict[str, tuple[Path, Optional[str]]]  # relative path → (path, sha256) of every record file today
+    _loaded: dict[str, Loaded] = field(default_factory=dict)  # relative path → record read from its file
+
+    @cached_property
+    def unchanged(self) -> dict[str, str]:
+        """Relative path → report id of the files whose bytes the last build read."""
+        return {rel: self.built[rel][1] for rel, (_, digest) in self.now.items()
+                if digest is not None and rel in self.built and self.built[rel][0] == digest}
+
+    @cached_property
+    def changed(self) -> list[Path]:
+        """New files and files whose bytes differ from what the last build read."""
+        unchanged = self.unchanged
+        return [p for rel, (p, _) in sorted(self.now.items()) if rel not in unchanged]
+
+    @property
+    def removed(self) -> dict[str, str]:
+        """Relative path → report id of the files the last build read that are gone."""
+        return {rel: report for rel, (_, report) in self.built.items() if rel not in self.now}
+
+    def connect(self) -> sqlite3.Connection:
+        return sqlite3.connect(f"file:{self.db_path.resolve()}?mode=ro", uri=True)
+
+    def rows(self, sql: str, params: Iterable = ()) -> list[tuple]:
+        conn = self.connect()
+        try:
+            return conn.execute(sql, tuple(params)).fetchall()
+        finally:
+            conn.close()
+
+    def read(self, rel: str) -> Optional[Loaded]:
+        """The record of a file, read once; None when it does not validate."""
+        if rel not in self._loaded:
+            path = self.now[rel][0] if rel in self.now else self.claims_dir / rel
+            found = load_file(path).records
+            if not found:
+                return None
+            self._loaded[rel] = found[0]
+        return self._loaded[rel]
+
+    def summaries(self, exclude: set[str] = frozenset()) -> list[Summary]:
+        """Every report of the knowledge base as it is now, but those read from the files in `exclude` (real
+        paths): from the database where the file is unchanged, from the file otherwise."""
+        unchanged = self.unchanged
+        by_report = {report: rel for rel, report in unchanged.items()}
+        out = []
+        for id_, title, organization, models in self.rows(
+                "select id, title, organization, models from reports"):
+            rel = by_report.get(id_)
+            if rel is not None and os.path.realpath(self.now[rel][0]) not in exclude:
+                out.append(Summary(id_, title, organization, json.loads(models or "[]"),
+                                   str(self.now[rel][0])))
+        for p in self.changed:
+            if os.path.realpath(p) in exclude:
+                continue
+            rec = self.read(relative_name(p, self.claims_dir))
+            if rec is not None:
+                out.append(Summary.of(rec))
+        return out
+
+    def record(self, report_id: str, exclude: set[str] = frozenset()) -> Optional[Loaded]:
+        """The record of a report as its file is now (changed files first: a file may have changed its id)."""
+        for p in self.changed:
+            if os.path.realpath(p) in exclude:
+                continue
+            rec = self.read(relative_name(p, self.claims_dir))
+            if rec is not None and rec.report.id == report_id:
+                return rec
+        for rel, report in self.unchanged.items():
+            if report == report_id and os.path.realpath(self.now[rel][0]) not in exclude:
+                return self.read(rel)
+        return None
+
+    def dependents(self, report_ids: set[str]) -> set[str]:
+        """Reports whose derived claims use, directly or through other reports, a claim of `report_ids`."""
+        uses: dict[str, set[str]] = {}
+        for report, inputs in self.rows("select report, inputs from derived_checks"):
+            for ref in json.loads(inputs or "[]"):
+                uses.setdefault(ref.rpartition("/")[0], set()).add(report)
+        found: set[str] = set()
+        todo = list(report_ids)
+        while todo:
+            for user in uses.get(todo.pop(), ()):
+                if user not in found and user not in report_ids:
+                    found.add(user)
+                    todo.append(user)
+        return found
+
+
+def current_files(claims_dir: Union[str, Path]) -> dict[str, tuple[Path, Optional[str]]]:
+    """Relative path → (path, sha256) of every record file of a claims folder."""
+    claims_dir = Path(claims_dir)
+    return {relative_name(p, claims_dir): (p, file_digest(p)) for p in record_files(claims_dir)}
+
+
+def open_snapshot(claims_dir: Union[str, Path], db_path: Union[str, Path, None],
+                  files: Optional[dict[str, tuple[Path, Optional[str]]]] = None) -> Optional[Snapshot]:
+    """The database at db_path as an index of claims_dir, or None when it cannot serve as one (missing,
+    unreadable, built before the _files table, or from another vocabulary or code)."""
+    if db_path is None:
+        return None
+    claims_dir, db_path = Path(claims_dir), Path(db_path)
+    if not db_path.is_file() or not claims_dir.is_dir():
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{db_path.resolve()}?mode=ro", uri=True)
+        try:
+            meta = dict(conn.execute("select key, value from _meta").fetchall())
+            built = {rel: (digest, report) for rel, digest, report in
+                     conn.execute("select path, sha256, report from _files")}
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+    if meta.get("base") != base_fingerprint(claims_dir) or meta.get("claims_dir") != str(claims_dir.resolve()):
+        return None
+    return Snapshot(db_path, claims_dir, meta, built, files if files is not None else current_files(claims_dir))
+
+
+class SnapshotContext:
+    """The context `kb.checks.check` needs (records by report id, every report's summary), from a snapshot,
+    leaving out the files being checked (real paths in `exclude`)."""
+
+    def __init__(self, snapshot: Snapshot, exclude: set[str]):
+        self.snapshot, self.exclude = snapshot, exclude
+
+    def record(self, report_id: str) -> Optional[Loaded]:
+        return self.snapshot.record(report_id, self.exclude)
+
+    def summaries(self) -> list[Summary]:
+        return self.snapshot.summaries(self.exclude)

@@ -1,0 +1,140 @@
+"""One-record commands read the rest of the knowledge base from the last built database.
+
+`kb validate FILE` and `audit FILE` need the other reports as context: the records a formula refers to, every
+title (near duplicates), every verdict (the cohort). With `--db`, a database `kb build` wrote from the same
+claims folder, vocabulary and code, they take what they need from it for the files whose bytes have not changed
+since, and read only the files a formula refers to and the files changed since the build. The answers are the
+same as reading every file.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import date
+
+import pytest
+
+import kb.load
+import kb.snapshot
+from auditor.audit import audit_paths
+from conftest import CLAIMS
+from kb.pipeline import validate
+from kb.snapshot import open_snapshot
+from kb.store import build
+
+TODAY = date(2026, 11, 29)
+
+# A new report: a formula using a claim of llama-3-405b, a title like OLMo's, one figure that does not add up.
+NEW = """\
+id: olmo-again
+title: OLMo 2 and Olmo 3 (2 OLMo 2 Furious)
+organization: Allen Institute for AI (Ai2)
+published: 2025-03-01
+models: [OLMo 2 7B]
+sources:
+  - id: paper
+    title: The paper
+    url: https://example.org/olmo-again
+    kind: primary
+    checked: 2026-11-01
+claims:
+  - id: minutes-between-interruptions
+    statement: Llama 3's interruptions came every 186 minutes.
+    value: 186
+    bound: about
+    unit: minutes
+    status: derived
+    formula: llama-3-405b/hours-between-interruptions * 60
+  - id: wrong
+    statement: Twice the interruptions.
+    value: 5
+    unit: ratio
+    status: derived
+    formula: llama-3-405b/unexpected-interruptions * 2
+"""
+
+
+@pytest.fixture
+def kbdir(tmp_path):
+    claims = tmp_path / "claims"
+    shutil.copytree(CLAIMS, claims)
+    db = tmp_path / "kb.db"
+    build(claims, db, today=TODAY)
+    new = tmp_path / "olmo-again.yaml"
+    new.write_text(NEW)
+    return claims, db, new
+
+
+@pytest.fixture
+def reads(monkeypatch):
+    """The record files read, by name."""
+    seen: list[str] = []
+    real = kb.load.load_file
+
+    def spy(path, *a, **k):
+        seen.append(str(path).rsplit("/", 1)[-1])
+        return real(path, *a, **k)
+
+    monkeypatch.setattr(kb.load, "load_file", spy)
+    monkeypatch.setattr(kb.snapshot, "load_file", spy)
+    return seen
+
+
+def problems(v):
+    return [str(p) for p in v.problems]
+
+
+def test_validate_with_the_database_gives_the_same_problems_reading_only_what_a_formula_uses(kbdir, reads):
+    claims, db, new = kbdir
+    everything = validate([new], claims_dir=claims, today=TODAY)
+    assert len(reads) == 10  # the new file and the nine records of the knowledge base
+    reads.clear()
+    indexed = validate([new], claims_dir=claims, today=TODAY, db=db)
+    assert problems(indexed) == problems(everything)
+    assert reads == ["olmo-again.yaml", "llama-3-405b.yaml", "olmo.yaml"]  # olmo: the line of the title it is like
+    found = problems(indexed)
+    assert any("wrong" not in p and "looks like olmo" in p for p in found)
+    assert any("does not add up" in p and "llama-3-405b/unexpected-interruptions * 2" in p for p in found)
+
+
+def test_files_changed_since_the_build_are_read_from_disk(kbdir, reads):
+    claims, db, new = kbdir
+    path = claims / "llama-3-405b.yaml"
+    path.write_text(path.read_text().replace("id: unexpected-interruptions", "id: unplanned-interruptions"))
+    indexed = validate([new], claims_dir=claims, today=TODAY, db=db)
+    assert problems(indexed) == problems(validate([new], claims_dir=claims, today=TODAY))
+    assert any("no claim 'unexpected-interruptions' in report 'llama-3-405b'" in p for p in problems(indexed))
+
+
+def test_a_database_of_another_vocabulary_or_folder_is_not_used(kbdir, tmp_path):
+    claims, db, _ = kbdir
+    assert open_snapshot(claims, db) is not None
+    other = tmp_path / "other"
+    shutil.copytree(claims, other)
+    assert open_snapshot(other, db) is None  # built from another folder
+    vocabulary = claims / "_vocabulary.yaml"
+    vocabulary.write_text(vocabulary.read_text() + "\n")
+    assert open_snapshot(claims, db) is None
+    assert open_snapshot(claims, tmp_path / "missing.db") is None
+    (tmp_path / "broken.db").write_text("not a database")
+    assert open_snapshot(claims, tmp_path / "broken.db") is None
+
+
+def test_audit_with_the_database_gives_the_same_audit(kbdir, reads):
+    claims, db, new = kbdir
+    everything = audit_paths([new], claims_dir=claims, today=TODAY)
+    reads.clear()
+    indexed = audit_paths([new], claims_dir=claims, today=TODAY, db=db)
+    assert json.dumps([a.as_dict() for a in indexed]) == json.dumps([a.as_dict() for a in everything])
+    assert "bloom.yaml" not in reads and "deepseek-v3.yaml" not in reads
+    cohort = indexed[0].verdicts["failed-runs"].cohort
+    assert cohort["of"] == 8  # the eight training reports; the article is in no cohort
+
+
+def test_the_commands_take_the_database_from_db(kbdir, kb):
+    claims, db, new = kbdir
+    with_db = kb("validate", new, "--claims", claims, "--db", db, "--format", "json")
+    without = kb("validate", new, "--claims", claims, "--db", claims.parent / "none.db", "--format", "json")
+    assert with_db.exit_code == without.exit_code == 1
+    assert json.loads(with_db.stdout) == json.loads(without.stdout)

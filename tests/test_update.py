@@ -1,0 +1,151 @@
+"""`kb build` after a few record files change: an update of the last database, not a new one.
+
+The build keeps the sha256 of every record file it read (table _files). When the vocabulary, the code and the day
+are the same and only a few files changed, it copies the last database, replaces the rows of the changed reports
+and of the reports whose formulas use them, checks them against the records, and renames the copy over. What it
+writes is the same, table for table, as a full build of the same files.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from datetime import date
+
+import pytest
+
+from conftest import CLAIMS
+from kb.store import TABLES, BuildError, build, database_checksum, read_meta
+
+TODAY = date(2026, 11, 29)
+
+
+@pytest.fixture
+def kbdir(tmp_path):
+    """A copy of the project's knowledge base, built once."""
+    claims = tmp_path / "claims"
+    shutil.copytree(CLAIMS, claims)
+    db = tmp_path / "kb.db"
+    first = build(claims, db, today=TODAY)
+    assert not first.updated
+    return claims, db
+
+
+def dump(db_path) -> dict[str, list]:
+    """Every row of every table, in order (rowids left out: an update numbers new rows after the old ones)."""
+    conn = sqlite3.connect(db_path)
+    try:
+        out = {}
+        for name, spec in TABLES.items():
+            cols = ", ".join(f"[{c}]" for c in spec["columns"])
+            out[name] = sorted(conn.execute(f'select {cols} from "{name}"').fetchall(), key=repr)
+        return out
+    finally:
+        conn.close()
+
+
+def search(db_path, words: str) -> list[str]:
+    conn = sqlite3.connect(db_path)
+    try:
+        return sorted(r for (r,) in conn.execute(
+            "select c.ref from claims c join claims_fts f on f.rowid = c.rowid where claims_fts match ?", (words,)))
+    finally:
+        conn.close()
+
+
+def intact(db_path) -> None:
+    conn = sqlite3.connect(db_path)
+    try:
+        assert conn.execute("pragma integrity_check").fetchone() == ("ok",)
+        assert conn.execute("pragma foreign_key_check").fetchall() == []
+        conn.execute("insert into claims_fts (claims_fts) values ('integrity-check')")  # raises if out of step
+    finally:
+        conn.close()
+
+
+def full_build_of(claims, tmp_path):
+    other = tmp_path / "full.db"
+    build(claims, other, today=TODAY, force=True)
+    return other
+
+
+def edit(path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_a_changed_figure_updates_its_report_and_the_reports_whose_formulas_use_it(kbdir, tmp_path):
+    claims, db = kbdir
+    # lessons-from-published-training-runs computes from llama-3-405b's hours between interruptions
+    edit(claims / "llama-3-405b.yaml", "419 unexpected interruptions", "419 unexpected kumquat interruptions")
+    result = build(claims, db, today=TODAY)
+    assert result.updated == ["lessons-from-published-training-runs", "llama-3-405b"]
+    intact(db)
+    full = full_build_of(claims, tmp_path)
+    assert dump(db) == dump(full)
+    assert read_meta(db)["checksum"] == result.checksum == database_checksum(db) == read_meta(full)["checksum"]
+    assert search(db, "kumquat") == ["llama-3-405b/unexpected-interruptions"]
+    assert search(db, "unexpected") == search(full, "unexpected")
+
+
+def test_a_new_file_and_a_removed_file_are_an_update_too(kbdir, tmp_path):
+    claims, db = kbdir
+    shutil.copy(claims / "olmo.yaml", tmp_path / "olmo.yaml")
+    (claims / "olmo.yaml").unlink()
+    result = build(claims, db, today=TODAY)
+    assert result.updated == ["olmo"]
+    intact(db)
+    assert dump(db) == dump(full_build_of(claims, tmp_path))
+    assert not [r for r in dump(db)["reports"] if r[0] == "olmo"]
+
+    shutil.copy(tmp_path / "olmo.yaml", claims / "olmo.yaml")
+    assert build(claims, db, today=TODAY).updated == ["olmo"]
+    assert dump(db) == dump(full_build_of(claims, tmp_path))
+
+
+def test_an_update_that_breaks_a_formula_elsewhere_fails_and_leaves_the_database_alone(kbdir):
+    claims, db = kbdir
+    before = db.read_bytes()
+    # the claim another report's formula uses is gone
+    edit(claims / "llama-3-405b.yaml", "id: hours-between-interruptions", "id: hours-between-stops")
+    with pytest.raises(BuildError) as e:
+        build(claims, db, today=TODAY)
+    assert any("lessons-from-published-training-runs.yaml" in p.path and "hours-between-interruptions" in p.message
+               for p in e.value.problems)
+    assert db.read_bytes() == before
+
+
+def test_a_new_file_that_takes_another_reports_id_gets_the_full_builds_error(kbdir):
+    claims, db = kbdir
+    (claims / "more").mkdir()
+    shutil.copy(claims / "olmo.yaml", claims / "more" / "olmo.yaml")  # the id is the file's name, in any folder
+    with pytest.raises(BuildError) as e:
+        build(claims, db, today=TODAY)
+    assert any("also used by" in p.message for p in e.value.problems)
+
+
+@pytest.mark.parametrize("what", ["day", "vocabulary", "many files"])
+def test_a_new_day_a_new_vocabulary_or_many_changed_files_make_a_full_build(kbdir, what):
+    claims, db = kbdir
+    today = TODAY
+    if what == "day":
+        today = date(2026, 11, 30)
+        edit(claims / "olmo.yaml", "title: ", "title:  ")
+    elif what == "vocabulary":
+        (claims / "_vocabulary.yaml").write_text((claims / "_vocabulary.yaml").read_text() + "\n# changed\n")
+        edit(claims / "olmo.yaml", "title: ", "title:  ")
+    else:
+        for f in sorted(claims.glob("[!_]*.yaml")):  # every file: past the share an update is worth
+            f.write_text(f.read_text() + "\n")
+    result = build(claims, db, today=today)
+    assert not result.skipped and result.updated == []
+    intact(db)
+
+
+def test_kb_build_says_which_reports_it_updated(kbdir, kb):
+    claims, db = kbdir
+    edit(claims / "olmo.yaml", "title: ", "title:  ")
+    r = kb("build", "--claims", claims, "--db", db)
+    assert r.exit_code == 0, r.output
+    assert "updated " in r.stderr and "1 report (olmo)" in r.stderr
