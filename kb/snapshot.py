@@ -129,8 +129,7 @@ class Snapshot:
     def summaries(self, exclude: set[str] = frozenset()) -> list[Summary]:
         """Every report of the knowledge base as it is now, but those read from the files in `exclude` (real
         paths): from the database where the file is unchanged, from the file otherwise."""
-        unchanged = self.unchanged
-        by_report = {report: rel for rel, report in unchanged.items()}
+        by_report = self._by_report
         out = []
         for id_, title, organization, models in self.rows(
                 "select id, title, organization, models from reports"):
@@ -154,25 +153,35 @@ class Snapshot:
             rec = self.read(relative_name(p, self.claims_dir))
             if rec is not None and rec.report.id == report_id:
                 return rec
-        for rel, report in self.unchanged.items():
-            if report == report_id and os.path.realpath(self.now[rel][0]) not in exclude:
-                return self.read(rel)
+        rel = self._by_report.get(report_id)
+        if rel is not None and os.path.realpath(self.now[rel][0]) not in exclude:
+            return self.read(rel)
         return None
 
-    def dependents(self, report_ids: set[str]) -> set[str]:
-        """Reports whose derived claims use, directly or through other reports, a claim of `report_ids`."""
+    @cached_property
+    def users(self) -> dict[str, set[str]]:
+        """Claim reference → the reports whose formulas use it (as the last build computed them)."""
         uses: dict[str, set[str]] = {}
-        for report, inputs in self.rows("select report, inputs from derived_checks"):
-            for ref in json.loads(inputs or "[]"):
-                uses.setdefault(ref.rpartition("/")[0], set()).add(report)
-        found: set[str] = set()
-        todo = list(report_ids)
-        while todo:
-            for user in uses.get(todo.pop(), ()):
-                if user not in found and user not in report_ids:
-                    found.add(user)
-                    todo.append(user)
-        return found
+        for report, inputs in self.rows("select report, inputs from derived_checks where inputs != '[]'"):
+            for ref in json.loads(inputs):
+                if ref.rpartition("/")[0] != report:
+                    uses.setdefault(ref, set()).add(report)
+        return uses
+
+    def stored_claims(self, refs: Iterable[str]) -> dict[str, tuple]:
+        """What a formula elsewhere sees of each claim, as the last build stored it (see `kb.store`)."""
+        return {ref: tuple(rest) for ref, *rest in self.rows(
+            "select ref, value_text, low, high, status, formula, citable from claims "
+            "where ref in (select value from json_each(?))", (json.dumps(sorted(refs)),))}
+
+    @cached_property
+    def _by_report(self) -> dict[str, str]:
+        return {report: rel for rel, report in self.unchanged.items()}
+
+    def path_of(self, report_id: str) -> Optional[Path]:
+        """The file of a report whose file is unchanged since the build."""
+        rel = self._by_report.get(report_id)
+        return self.now[rel][0] if rel is not None else None
 
 
 def current_files(claims_dir: Union[str, Path]) -> dict[str, tuple[Path, Optional[str]]]:

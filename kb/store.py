@@ -117,28 +117,38 @@ def build(
 
 def _update(snapshot: Snapshot, today: date, fingerprint: str, stage: Callable) -> Optional[BuildResult]:
     """Replace the rows of the reports whose files changed, in a copy of the last database. None when a full
-    build is the better way (many files changed, or a changed file takes the id of another report)."""
+    build is the better way (many files changed, or a new file takes the id of another report).
+
+    A report whose formulas use a changed report's claims is rewritten too, but only when what its formulas
+    see of them changed (a figure, a status, citability), and so on through the reports that use it."""
     changed, removed = snapshot.changed, snapshot.removed
-    if len(changed) + len(removed) > max(8, UPDATE_AT_MOST * len(snapshot.now)):
+    limit = max(8, UPDATE_AT_MOST * len(snapshot.now))
+    if len(changed) + len(removed) > limit:
         return None
-    old = {snapshot.built[rel][1] for rel in map(lambda p: relative_name(p, snapshot.claims_dir), changed)
-           if rel in snapshot.built} | set(removed.values())
-    dependents = snapshot.dependents(old)
-    unchanged = snapshot.unchanged
-    paths = changed + [snapshot.now[rel][0] for rel, report in unchanged.items() if report in dependents]
+    names = {relative_name(p, snapshot.claims_dir) for p in changed}
+    old = {snapshot.built[rel][1] for rel in names if rel in snapshot.built} | set(removed.values())
+    paths, users = list(changed), set()
     stage("validating")
-    if paths:
-        result = validate(paths, claims_dir=snapshot.claims_dir, today=today, db=snapshot)
-    else:  # files were only removed: nothing to read (validate() with no paths reads the whole folder)
-        vocabulary = load_vocabulary(vocabulary_path(snapshot.claims_dir))
-        result = Validation(LoadResult(), check([], vocabulary, today), vocabulary, [], None, snapshot.claims_dir)
-    if result.errors or result.checked is None:
-        n = len(result.errors)
-        raise BuildError(f"{n} problem{'s' * (n != 1)} in the records; the database was not changed",
-                         result.errors)
-    new = {rec.report.id for rec in result.loaded.records}
-    kept = {report for report in unchanged.values() if report not in dependents}
-    if new & kept:
+    while True:
+        result = _validate_some(paths, snapshot, today)
+        if result.errors or result.checked is None:
+            n = len(result.errors)
+            raise BuildError(f"{n} problem{'s' * (n != 1)} in the records; the database was not changed",
+                             result.errors)
+        new = {rec.report.id for rec in result.loaded.records}
+        replaced = old | new
+        used = {ref for ref in snapshot.users if ref.rpartition("/")[0] in replaced}
+        seen_before = snapshot.stored_claims(used)
+        index = Index(result, today, STALE_AFTER_DAYS)
+        moved = {ref for ref in used if seen_before.get(ref) != _as_formulas_see_it(index, ref)}
+        more = {u for ref in moved for u in snapshot.users[ref]} - replaced
+        if not more:
+            break
+        users |= more
+        paths += [p for p in map(snapshot.path_of, sorted(more)) if p is not None]
+        if len(paths) + len(removed) > limit:
+            return None
+    if new & set(snapshot.unchanged.values()) - users:
         return None  # a report id used twice: the full build says where
     stage("writing")
     with _writer_lock(snapshot.db_path):
@@ -146,8 +156,25 @@ def _update(snapshot: Snapshot, today: date, fingerprint: str, stage: Callable) 
         if read_meta(snapshot.db_path).get("fingerprint") != snapshot.meta.get("fingerprint"):
             return None  # another build replaced the database meanwhile
         return _write(snapshot.db_path, result, today, fingerprint,
-                      update=(old | dependents | new, [*map(lambda p: relative_name(p, snapshot.claims_dir),
-                                                           changed), *removed]))
+                      update=(replaced, [*names, *removed]))
+
+
+def _validate_some(paths: list[Path], snapshot: Snapshot, today: date) -> Validation:
+    if paths:
+        return validate(paths, claims_dir=snapshot.claims_dir, today=today, db=snapshot)
+    # files were only removed: nothing to read (validate() with no paths reads the whole folder)
+    vocabulary = load_vocabulary(vocabulary_path(snapshot.claims_dir))
+    return Validation(LoadResult(), check([], vocabulary, today), vocabulary, [], None, snapshot.claims_dir)
+
+
+def _as_formulas_see_it(index: Index, ref: str) -> Optional[tuple]:
+    """A claim as Snapshot.stored_claims gives it: what a formula in another report depends on."""
+    cited = index.get(ref)
+    if cited is None:
+        return None
+    c = cited.claim
+    low, high = (float(c.low), float(c.high)) if c.value is not None else (None, None)
+    return (c.value_text, low, high, c.status, c.formula, int(index.citable(ref)[0]))
 
 
 @contextmanager
@@ -602,45 +629,47 @@ def update_database(path: Path, result: Validation, today: date, reports: set[st
     """In a copy of the last database at path: delete the rows of `reports` and of the record `files`, insert
     the rows of the validated records (the changed files and the reports whose formulas use them)."""
     rows = table_rows(result, today)
-    conn = sqlite3.connect(str(path))
+    doomed = json.dumps(sorted(reports))
+    conn = sqlite3.connect(str(path), isolation_level=None)  # transactions are begun and committed here
     try:
         conn.execute("pragma journal_mode = off")  # a temporary copy: an error discards the whole file
         conn.execute("pragma synchronous = off")
         conn.execute("pragma foreign_keys = on")
-        with conn:
-            doomed = json.dumps(sorted(reports))
-            conn.execute("create temp table doomed_nodes as select 'claim:' || ref as id from claims where report "
-                         "in (select value from json_each(?)) union all select 'source:' || ref from sources "
-                         "where report in (select value from json_each(?)) union all select 'report:' || value "
-                         "from json_each(?)", (doomed, doomed, doomed))
-            conn.execute("delete from graph_edges where source in (select id from doomed_nodes) "
-                         "or target in (select id from doomed_nodes)")
-            conn.execute("delete from graph_nodes where id in (select id from doomed_nodes)")
-            # the full-text index holds a copy of the text: its rows go before the claims they index
-            conn.execute("insert into claims_fts (claims_fts, rowid, statement, quote, note) select 'delete', "
-                         "rowid, statement, quote, note from claims where report in (select value from json_each(?))",
-                         (doomed,))
-            conn.execute("delete from _files where path in (select value from json_each(?))", (json.dumps(files),))
-            for name in REPORT_ROWS:
-                conn.execute(f'delete from "{name}" where report in (select value from json_each(?))', (doomed,))
-            conn.execute("delete from reports where id in (select value from json_each(?))", (doomed,))
-            known = {r for (r,) in conn.execute("select id from graph_nodes where kind in ('pattern', 'omission')")}
-            rows["graph_nodes"] = [n for n in rows["graph_nodes"] if n["id"] not in known]
-            # The graph of the written records leaves out formulas' inputs in reports kept as they are.
-            drawn = {(e["source"], e["target"]) for e in rows["graph_edges"]}
-            written_claims = {n["id"] for n in rows["graph_nodes"]}
-            rows["graph_edges"] += [
-                {"source": f"claim:{d.report}/{d.claim}", "target": f"claim:{ref}", "relation": "derived_from",
-                 "evidence": None}
-                for d in result.checked.derived.values() if f"claim:{d.report}/{d.claim}" in written_claims
-                for ref in dict.fromkeys(d.inputs) if (f"claim:{d.report}/{d.claim}", f"claim:{ref}") not in drawn]
-            for name in ["reports", *reversed(REPORT_ROWS), "graph_nodes", "graph_edges"]:
-                _insert(conn, name, rows[name])
-            written = json.dumps(sorted(rec.report.id for rec in result.loaded.records))
-            conn.execute("insert into claims_fts (rowid, statement, quote, note) select rowid, statement, quote, "
-                         "note from claims where report in (select value from json_each(?))", (written,))
-        tables = [name for name in TABLES]
-        counts = {t: conn.execute(f'select count(*) from "{t}"').fetchone()[0] for t in tables}
+        conn.execute("begin")
+        # Rows of kept reports may point at rows deleted and written again (a formula's input): references are
+        # checked when the transaction commits, not at each delete.
+        conn.execute("pragma defer_foreign_keys = on")
+        conn.execute("create temp table doomed_nodes as select 'claim:' || ref as id from claims where report "
+                     "in (select value from json_each(?)) union all select 'source:' || ref from sources "
+                     "where report in (select value from json_each(?)) union all select 'report:' || value "
+                     "from json_each(?)", (doomed, doomed, doomed))
+        conn.execute("delete from graph_edges where source in (select id from doomed_nodes)")
+        conn.execute("delete from graph_nodes where id in (select id from doomed_nodes)")
+        # the full-text index holds a copy of the text: its rows go before the claims they index
+        conn.execute("insert into claims_fts (claims_fts, rowid, statement, quote, note) select 'delete', rowid, "
+                     "statement, quote, note from claims where report in (select value from json_each(?))", (doomed,))
+        conn.execute("delete from _files where path in (select value from json_each(?))", (json.dumps(files),))
+        for name in REPORT_ROWS:
+            conn.execute(f'delete from "{name}" where report in (select value from json_each(?))', (doomed,))
+        conn.execute("delete from reports where id in (select value from json_each(?))", (doomed,))
+
+        known = {r for (r,) in conn.execute("select id from graph_nodes where kind in ('pattern', 'omission')")}
+        rows["graph_nodes"] = [n for n in rows["graph_nodes"] if n["id"] not in known]
+        # The graph of the written records leaves out the edges to formulas' inputs in reports kept as they are.
+        drawn = {(e["source"], e["target"]) for e in rows["graph_edges"]}
+        written_claims = {n["id"] for n in rows["graph_nodes"]}
+        rows["graph_edges"] += [
+            {"source": f"claim:{d.report}/{d.claim}", "target": f"claim:{ref}", "relation": "derived_from",
+             "evidence": None}
+            for d in result.checked.derived.values() if f"claim:{d.report}/{d.claim}" in written_claims
+            for ref in dict.fromkeys(d.inputs) if (f"claim:{d.report}/{d.claim}", f"claim:{ref}") not in drawn]
+        for name in ["reports", *reversed(REPORT_ROWS), "graph_nodes", "graph_edges"]:
+            _insert(conn, name, rows[name])
+        written = json.dumps(sorted(rec.report.id for rec in result.loaded.records))
+        conn.execute("insert into claims_fts (rowid, statement, quote, note) select rowid, statement, quote, note "
+                     "from claims where report in (select value from json_each(?))", (written,))
+        conn.execute("commit")
+        counts = {t: conn.execute(f'select count(*) from "{t}"').fetchone()[0] for t in TABLES}
     except sqlite3.IntegrityError as e:
         raise BuildError(f"the update breaks the database's references ({e}); the database was not changed")
     finally:

@@ -75,18 +75,34 @@ def edit(path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1))
 
 
-def test_a_changed_figure_updates_its_report_and_the_reports_whose_formulas_use_it(kbdir, tmp_path):
+def test_a_changed_statement_updates_only_its_report(kbdir, tmp_path):
     claims, db = kbdir
-    # lessons-from-published-training-runs computes from llama-3-405b's hours between interruptions
     edit(claims / "llama-3-405b.yaml", "419 unexpected interruptions", "419 unexpected kumquat interruptions")
     result = build(claims, db, today=TODAY)
-    assert result.updated == ["lessons-from-published-training-runs", "llama-3-405b"]
+    assert result.updated == ["llama-3-405b"]
     intact(db)
     full = full_build_of(claims, tmp_path)
     assert dump(db) == dump(full)
     assert read_meta(db)["checksum"] == result.checksum == database_checksum(db) == read_meta(full)["checksum"]
     assert search(db, "kumquat") == ["llama-3-405b/unexpected-interruptions"]
     assert search(db, "unexpected") == search(full, "unexpected")
+
+
+def test_what_another_reports_formula_sees_changing_updates_that_report_too(kbdir, tmp_path):
+    claims, db = kbdir
+    # lessons-from-published-training-runs computes from llama-3-405b/hours-between-interruptions, which is
+    # computed from unexpected-interruptions: an old check date makes all three uncitable
+    llama = claims / "llama-3-405b.yaml"
+    text = llama.read_text()
+    at = text.index("id: unexpected-interruptions")
+    llama.write_text(text[:at] + text[at:].replace("verified: 2026-11-29", "verified: 2025-01-02", 1))
+    result = build(claims, db, today=TODAY)
+    assert result.updated == ["lessons-from-published-training-runs", "llama-3-405b"]
+    intact(db)
+    assert dump(db) == dump(full_build_of(claims, tmp_path))
+    conn = sqlite3.connect(db)
+    assert conn.execute("select citable from claims where ref = 'llama-3-405b/hours-between-interruptions'"
+                        ).fetchone() == (0,)
 
 
 def test_a_new_file_and_a_removed_file_are_an_update_too(kbdir, tmp_path):
