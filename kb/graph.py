@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Optional
+from typing import TYPE_CHECKING, Optional
 
 if TYPE_CHECKING:  # networkx costs start-up time; it is imported where a graph is built
     import networkx as nx
@@ -36,48 +36,69 @@ def key_of(node: str) -> str:
     return node.split(":", 1)[1]
 
 
+Nodes = dict[str, dict]
+Edges = dict[tuple[str, str], dict]
+
+
+def elements(validation: "Validation") -> tuple[Nodes, Edges]:
+    """The graph's nodes and edges with their attributes, in plain dicts (what `kb build` stores; networkx is
+    only needed to ask the graph questions)."""
+    nodes: Nodes = {}
+    edges: Edges = {}
+
+    def node(n: str, **attrs) -> None:
+        nodes.setdefault(n, {}).update(attrs)
+
+    def edge(u: str, v: str, **attrs) -> None:
+        edges.setdefault((u, v), {}).update(attrs)
+
+    vocab = validation.vocabulary
+    if vocab is not None:
+        for p in vocab.patterns:
+            node(node_id("pattern", p.id), kind="pattern", label=p.title, key=p.id)
+        for o in vocab.omissions:
+            node(node_id("omission", o.id), kind="omission", label=o.title, key=o.id)
+    for rec in validation.loaded.records:
+        r = rec.report
+        rn = node_id("report", r.id)
+        node(rn, kind="report", label=r.title, key=r.id, organization=r.organization,
+             published=r.published.isoformat())
+        for s in r.sources:
+            node(node_id("source", f"{r.id}/{s.id}"), kind="source", label=s.title, key=f"{r.id}/{s.id}",
+                 url=s.url or s.path or "", source_kind=s.kind)
+        for c in r.claims:
+            ref = f"{r.id}/{c.id}"
+            cn = node_id("claim", ref)
+            node(cn, kind="claim", label=c.statement, key=ref, report=r.id, status=c.status,
+                 value=c.value_text or "", unit=c.unit or "")
+            edge(rn, cn, relation="states")
+            if c.source:
+                edge(cn, node_id("source", f"{r.id}/{c.source}"), relation="cites")
+            for p in c.patterns:
+                edge(cn, node_id("pattern", p), relation="supports")
+        for omission, d in r.disclosures.items():
+            edge(rn, node_id("omission", omission), relation=VERDICT_RELATION[d.status],
+                 evidence=",".join(f"{r.id}/{x}" for x in d.claims), note=d.note or "")
+    if validation.checked is not None:
+        for (report_id, claim_id), check in validation.checked.derived.items():
+            cn = node_id("claim", f"{report_id}/{claim_id}")
+            if cn not in nodes:
+                continue
+            for ref in check.inputs:
+                target = node_id("claim", ref)
+                if target in nodes:
+                    edge(cn, target, relation="derived_from")
+    return nodes, edges
+
+
 def build_graph(validation: "Validation") -> "nx.DiGraph":
     """The graph of a validated knowledge base (records that failed validation are not in it)."""
     import networkx as nx
 
+    nodes, edges = elements(validation)
     g = nx.DiGraph()
-    vocab = validation.vocabulary
-    if vocab is not None:
-        for p in vocab.patterns:
-            g.add_node(node_id("pattern", p.id), kind="pattern", label=p.title, key=p.id)
-        for o in vocab.omissions:
-            g.add_node(node_id("omission", o.id), kind="omission", label=o.title, key=o.id)
-    records = validation.loaded.records
-    for rec in records:
-        r = rec.report
-        rn = node_id("report", r.id)
-        g.add_node(rn, kind="report", label=r.title, key=r.id, organization=r.organization,
-                   published=r.published.isoformat())
-        for s in r.sources:
-            g.add_node(node_id("source", f"{r.id}/{s.id}"), kind="source", label=s.title, key=f"{r.id}/{s.id}",
-                       url=s.url or s.path or "", source_kind=s.kind)
-        for c in r.claims:
-            ref = f"{r.id}/{c.id}"
-            cn = node_id("claim", ref)
-            g.add_node(cn, kind="claim", label=c.statement, key=ref, report=r.id, status=c.status,
-                       value=c.value_text or "", unit=c.unit or "")
-            g.add_edge(rn, cn, relation="states")
-            if c.source:
-                g.add_edge(cn, node_id("source", f"{r.id}/{c.source}"), relation="cites")
-            for p in c.patterns:
-                g.add_edge(cn, node_id("pattern", p), relation="supports")
-        for omission, d in r.disclosures.items():
-            g.add_edge(rn, node_id("omission", omission), relation=VERDICT_RELATION[d.status],
-                       evidence=",".join(f"{r.id}/{x}" for x in d.claims), note=d.note or "")
-    if validation.checked is not None:
-        for (report_id, claim_id), check in validation.checked.derived.items():
-            cn = node_id("claim", f"{report_id}/{claim_id}")
-            if cn not in g:
-                continue
-            for ref in check.inputs:
-                target = node_id("claim", ref)
-                if target in g:
-                    g.add_edge(cn, target, relation="derived_from")
+    g.add_nodes_from(nodes.items())
+    g.add_edges_from((u, v, d) for (u, v), d in edges.items())
     return g
 
 
@@ -203,11 +224,10 @@ def export(g: "nx.DiGraph", fmt: str) -> str:
     raise ValueError(f"unknown format {fmt!r}")
 
 
-def node_rows(g: "nx.DiGraph") -> Iterable[dict]:
-    for n, d in g.nodes(data=True):
-        yield {"id": n, "kind": d["kind"], "key": d["key"], "label": d.get("label", "")}
+def node_rows(nodes: Nodes) -> list[dict]:
+    return [{"id": n, "kind": d["kind"], "key": d["key"], "label": d.get("label", "")} for n, d in nodes.items()]
 
 
-def edge_rows(g: "nx.DiGraph") -> Iterable[dict]:
-    for u, v, d in g.edges(data=True):
-        yield {"source": u, "target": v, "relation": d["relation"], "evidence": d.get("evidence") or None}
+def edge_rows(edges: Edges) -> list[dict]:
+    return [{"source": u, "target": v, "relation": d["relation"], "evidence": d.get("evidence") or None}
+            for (u, v), d in edges.items()]

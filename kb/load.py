@@ -216,10 +216,12 @@ def read_text(path: Path, max_bytes: int = MAX_FILE_BYTES) -> str:
     return read_text_and_digest(path, max_bytes)[0]
 
 
-def read_text_and_digest(path: Path, max_bytes: int = MAX_FILE_BYTES) -> tuple[str, str]:
-    """read_text, and the sha256 of the bytes read (what a build records of each file it read)."""
+def read_text_and_digest(path: Path, max_bytes: int = MAX_FILE_BYTES) -> tuple[str, str, tuple[int, int]]:
+    """read_text, the sha256 of the bytes read and the (size, mtime_ns) seen just before reading them (what a
+    build records of each file it read)."""
     try:
-        size = path.stat().st_size
+        st = path.stat()
+        size = st.st_size
         if size > max_bytes:
             raise YamlError(f"file is {size:,} bytes; the limit is {max_bytes:,}")
         raw = path.read_bytes()
@@ -236,7 +238,7 @@ def read_text_and_digest(path: Path, max_bytes: int = MAX_FILE_BYTES) -> tuple[s
     if nul >= 0:
         line = text.count("\n", 0, nul) + 1
         raise YamlError("contains a NUL byte", line, nul - (text.rfind("\n", 0, nul) + 1) + 1)
-    return text, hashlib.sha256(raw).hexdigest()
+    return text, hashlib.sha256(raw).hexdigest(), (st.st_size, st.st_mtime_ns)
 
 
 # Validation errors → problems with positions.
@@ -328,6 +330,7 @@ class Loaded:
     report: Report
     positions: Positions
     digest: Optional[str] = None  # sha256 of the file's bytes
+    stamp: Optional[tuple[int, int]] = None  # (size, mtime_ns) of the file before it was read
 
     def where(self, *loc: Any, key: bool = False) -> tuple[Optional[int], Optional[int]]:
         return self.positions.find(loc, prefer_key=key)
@@ -359,7 +362,7 @@ def load_file(path: Union[str, Path], display: Optional[str] = None) -> LoadResu
     name = display or str(path)
     result = LoadResult(files=1)
     try:
-        text, digest = read_text_and_digest(path)
+        text, digest, stamp = read_text_and_digest(path)
         data, positions = parse_yaml(text)
     except YamlError as e:
         unreadable = e.message.startswith(("cannot read", "not valid UTF-8", "file is"))
@@ -374,7 +377,7 @@ def load_file(path: Union[str, Path], display: Optional[str] = None) -> LoadResu
     except ValidationError as err:
         result.problems += validation_problems(err, Report, name, positions)
         return result
-    result.records.append(Loaded(name, report, positions, digest))
+    result.records.append(Loaded(name, report, positions, digest, stamp))
     return result
 
 

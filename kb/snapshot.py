@@ -16,6 +16,7 @@ import hashlib
 import os
 import json
 import sqlite3
+import time
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -158,13 +159,20 @@ class Snapshot:
             return self.read(rel)
         return None
 
-    @cached_property
-    def users(self) -> dict[str, set[str]]:
-        """Claim reference → the reports whose formulas use it (as the last build computed them)."""
+    def users(self, report_ids: Iterable[str]) -> dict[str, set[str]]:
+        """Claim reference of the given reports → the other reports whose formulas use it (as last built)."""
+        ids = sorted(set(report_ids))
+        if not ids:
+            return {}
+        # a LIKE per report: no JSON parsing of the rows that cannot match (ids are slugs: no % or _ to escape)
+        where = " or ".join(["inputs like ?"] * len(ids))
         uses: dict[str, set[str]] = {}
-        for report, inputs in self.rows("select report, inputs from derived_checks where inputs != '[]'"):
+        wanted = set(ids)
+        for report, inputs in self.rows(f"select report, inputs from derived_checks where {where}",
+                                        [f'%"{i}/%' for i in ids]):
             for ref in json.loads(inputs):
-                if ref.rpartition("/")[0] != report:
+                owner = ref.rpartition("/")[0]
+                if owner in wanted and owner != report:
                     uses.setdefault(ref, set()).add(report)
         return uses
 
@@ -184,10 +192,53 @@ class Snapshot:
         return self.now[rel][0] if rel is not None else None
 
 
-def current_files(claims_dir: Union[str, Path]) -> dict[str, tuple[Path, Optional[str]]]:
-    """Relative path → (path, sha256) of every record file of a claims folder."""
+# A file modified this close to the moment a build saw it might change again within the same mtime tick
+# without its size or mtime changing ("racy git"): its stamp is not recorded, so it is always hashed again.
+RACY_NS = 2_000_000_000
+
+
+def trusted_stamp(stamp: Optional[tuple[int, int]]) -> Optional[str]:
+    """The (size, mtime_ns) stamp a build records for a file it read, or None when it is too recent to trust."""
+    if stamp is None or time.time_ns() - stamp[1] < RACY_NS:
+        return None
+    return f"{stamp[0]}:{stamp[1]}"
+
+
+def current_files(claims_dir: Union[str, Path], known: Optional[dict[str, tuple[str, Optional[str]]]] = None
+                  ) -> dict[str, tuple[Path, Optional[str]]]:
+    """Relative path → (path, sha256) of every record file of a claims folder. `known`: relative path →
+    (sha256, stamp) as the last build recorded them; a file with the same size and mtime is not read again
+    (as git and make do)."""
     claims_dir = Path(claims_dir)
-    return {relative_name(p, claims_dir): (p, file_digest(p)) for p in record_files(claims_dir)}
+    known = known or {}
+    out = {}
+    for p in record_files(claims_dir):
+        rel = relative_name(p, claims_dir)
+        digest, stamp = known.get(rel, (None, None))
+        if stamp is not None:
+            try:
+                st = p.stat()
+                if stamp == f"{st.st_size}:{st.st_mtime_ns}":
+                    out[rel] = (p, digest)
+                    continue
+            except OSError:
+                pass
+        out[rel] = (p, file_digest(p))
+    return out
+
+
+def recorded_files(db_path: Union[str, Path]) -> dict[str, tuple[str, Optional[str]]]:
+    """Relative path → (sha256, stamp) of the record files the database at db_path was built from ({} when
+    it cannot tell)."""
+    try:
+        conn = sqlite3.connect(f"file:{Path(db_path).resolve()}?mode=ro", uri=True)
+        try:
+            return {rel: (digest, stamp) for rel, digest, stamp in
+                    conn.execute("select path, sha256, stamp from _files")}
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return {}
 
 
 def open_snapshot(claims_dir: Union[str, Path], db_path: Union[str, Path, None],
@@ -203,15 +254,18 @@ def open_snapshot(claims_dir: Union[str, Path], db_path: Union[str, Path, None],
         conn = sqlite3.connect(f"file:{db_path.resolve()}?mode=ro", uri=True)
         try:
             meta = dict(conn.execute("select key, value from _meta").fetchall())
-            built = {rel: (digest, report) for rel, digest, report in
-                     conn.execute("select path, sha256, report from _files")}
+            built = {rel: (digest, report, stamp) for rel, digest, report, stamp in
+                     conn.execute("select path, sha256, report, stamp from _files")}
         finally:
             conn.close()
     except sqlite3.Error:
         return None
     if meta.get("base") != base_fingerprint(claims_dir) or meta.get("claims_dir") != str(claims_dir.resolve()):
         return None
-    return Snapshot(db_path, claims_dir, meta, built, files if files is not None else current_files(claims_dir))
+    if files is None:
+        files = current_files(claims_dir, {rel: (digest, stamp) for rel, (digest, _, stamp) in built.items()})
+    return Snapshot(db_path, claims_dir, meta, {rel: (digest, report) for rel, (digest, report, _) in built.items()},
+                    files)
 
 
 class SnapshotContext:

@@ -28,7 +28,8 @@ from .load import LoadResult, load_vocabulary, vocabulary_path
 from .model import Vocabulary
 from .pipeline import Validation, validate
 from .problems import Problem
-from .snapshot import SCHEMA_VERSION, Snapshot, base_fingerprint, current_files, open_snapshot, relative_name
+from .snapshot import (SCHEMA_VERSION, Snapshot, base_fingerprint, current_files, open_snapshot, recorded_files,
+                       relative_name, trusted_stamp)
 from .units import index as unit_index
 
 DEFAULT_DB = "site/kb.db"
@@ -88,7 +89,8 @@ def build(
     stage = on_stage or (lambda s: None)
     if not claims_dir.is_dir():
         raise BuildError(f"{claims_dir}: no such folder")
-    files = current_files(claims_dir)
+    # the files' digests: those whose size and mtime are as the last build recorded them are not read again
+    files = current_files(claims_dir, recorded_files(db_path) if not force and db_path.exists() else None)
     fingerprint = inputs_fingerprint(claims_dir, today, files)
     if not force and db_path.exists():
         meta = read_meta(db_path)
@@ -137,11 +139,11 @@ def _update(snapshot: Snapshot, today: date, fingerprint: str, stage: Callable) 
                              result.errors)
         new = {rec.report.id for rec in result.loaded.records}
         replaced = old | new
-        used = {ref for ref in snapshot.users if ref.rpartition("/")[0] in replaced}
+        used = snapshot.users(replaced)
         seen_before = snapshot.stored_claims(used)
         index = Index(result, today, STALE_AFTER_DAYS)
         moved = {ref for ref in used if seen_before.get(ref) != _as_formulas_see_it(index, ref)}
-        more = {u for ref in moved for u in snapshot.users[ref]} - replaced
+        more = {u for ref in moved for u in used[ref]} - replaced
         if not more:
             break
         users |= more
@@ -312,11 +314,13 @@ def _digest(rows: list[str]) -> str:
 
 
 def _write_meta(db_path: Path, meta: dict[str, str]) -> None:
-    import sqlite_utils
-
-    db = sqlite_utils.Database(db_path)
-    db["_meta"].insert_all([{"key": k, "value": v} for k, v in meta.items()], pk="key", replace=True)
-    db.close()
+    conn = sqlite3.connect(str(db_path))
+    try:
+        with conn:
+            conn.execute("create table if not exists _meta ([key] TEXT PRIMARY KEY, [value] TEXT)")
+            conn.executemany("insert or replace into _meta ([key], [value]) values (?, ?)", meta.items())
+    finally:
+        conn.close()
 
 
 def _write_inspect_data(db_path: Path, counts: dict[str, int]) -> None:
@@ -325,10 +329,16 @@ def _write_inspect_data(db_path: Path, counts: dict[str, int]) -> None:
     conn = sqlite3.connect(f"file:{db_path.resolve()}?mode=ro", uri=True)
     try:
         tables = [r[0] for r in conn.execute("select name from sqlite_master where type = 'table'")]
-        table_counts = {t: conn.execute(f'select count(*) from "{t}"').fetchone()[0] for t in tables}
+        table_counts = {t: counts[t] if t in counts else conn.execute(f'select count(*) from "{t}"').fetchone()[0]
+                        for t in tables if t != "claims_fts"}
+        meta = dict(conn.execute("select key, value from _meta"))
     finally:
         conn.close()
-    data = {db_path.stem: {"hash": hashlib.sha256(db_path.read_bytes()).hexdigest(), "size": db_path.stat().st_size,
+    table_counts["claims_fts"] = table_counts["claims"]  # an index of the claims (counting it reads them all)
+    # "hash" names the content (Datasette only shows it): the inputs' fingerprint and the claims' checksum
+    # stand for the file's sha256, which would read every byte of a large database on every build.
+    content = hashlib.sha256(f"{meta['fingerprint']}\0{meta['checksum']}".encode()).hexdigest()
+    data = {db_path.stem: {"hash": content, "size": db_path.stat().st_size,
                            "file": db_path.name, "tables": {t: {"count": n} for t, n in table_counts.items()}}}
     target = db_path.parent / "inspect-data.json"
     tmp = target.with_suffix(".json.tmp")
@@ -407,7 +417,7 @@ TABLES: dict[str, dict[str, Any]] = {
                       ("y_claim", "claims", "ref")],
     ),
     "_files": dict(
-        columns={"path": str, "sha256": str, "report": str, "checksum": str, "claims": int},
+        columns={"path": str, "sha256": str, "stamp": str, "report": str, "checksum": str, "claims": int},
         pk="path",
         foreign_keys=[("report", "reports", "id")],
     ),
@@ -568,15 +578,15 @@ def table_rows(result: Validation, today: date) -> dict[str, list[dict]]:
     rows["chart_points"] = list(chart_points(result))
     rows["verdicts"] = list(verdict_rows(result))
 
-    from .graph import build_graph, edge_rows, node_rows
+    from .graph import edge_rows, elements, node_rows
 
-    g = build_graph(result)
-    rows["graph_nodes"] = list(node_rows(g))
-    rows["graph_edges"] = list(edge_rows(g))
+    nodes, edges = elements(result)
+    rows["graph_nodes"] = node_rows(nodes)
+    rows["graph_edges"] = edge_rows(edges)
     digests = report_digests(result)
     claims_dir = Path(result.claims_dir or ".")
     rows["_files"] = [{"path": relative_name(Path(rec.path), claims_dir), "sha256": rec.digest,
-                       "report": rec.report.id, "checksum": digests[rec.report.id][0],
+                       "stamp": trusted_stamp(rec.stamp), "report": rec.report.id, "checksum": digests[rec.report.id][0],
                        "claims": digests[rec.report.id][1]} for rec in result.loaded.records]
     return rows
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import sqlite3
 
 import networkx as nx
 import pytest
@@ -130,3 +131,17 @@ def test_the_graph_is_stored_for_datasette(tmp_path):
     db = sqlite_utils.Database(site / "kb.db")
     assert db["graph_edges"].get(("claim:second-run/mfu", "pattern:arch-is-infra"))["relation"] == "supports"
     assert db["graph_nodes"].count == 3 + 9 + 3 + 5 + 5
+
+
+def test_the_stored_graph_is_the_graph_the_questions_are_asked_of(tmp_path, g):
+    """kb build writes the graph's tables without networkx; they hold exactly the nodes and edges of build_graph."""
+    from kb.store import build
+
+    claims = tmp_path / "claims"  # the knowledge base of the g fixture
+    build(claims, tmp_path / "kb.db")
+    conn = sqlite3.connect(tmp_path / "kb.db")
+    nodes = {(n, k, key, label) for n, k, key, label in conn.execute("select id, kind, key, label from graph_nodes")}
+    edges = {(u, v, rel, ev) for u, v, rel, ev in conn.execute("select source, target, relation, evidence from graph_edges")}
+    assert nodes == {(n, d["kind"], d["key"], d.get("label", "")) for n, d in g.nodes(data=True)}
+    assert edges == {(u, v, d["relation"], d.get("evidence") or None) for u, v, d in g.edges(data=True)}
+    assert any(rel == "derived_from" for _, _, rel, _ in edges)

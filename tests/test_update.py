@@ -165,3 +165,40 @@ def test_kb_build_says_which_reports_it_updated(kbdir, kb):
     r = kb("build", "--claims", claims, "--db", db)
     assert r.exit_code == 0, r.output
     assert "updated " in r.stderr and "1 report (olmo)" in r.stderr
+
+
+def test_files_are_recognised_by_size_and_mtime_and_hashed_when_those_change(tmp_path):
+    """Like make and git, a build does not read again a file whose size and mtime are what the last build
+    recorded; `--force` reads everything. A file modified within two seconds of being read has no stamp
+    recorded, so a second change in the same mtime tick is never missed."""
+    import os
+
+    claims = tmp_path / "claims"
+    shutil.copytree(CLAIMS, claims)
+    olmo = claims / "olmo.yaml"
+    past = 1_700_000_000_000_000_000  # 2023-11-14
+    for f in claims.iterdir():
+        os.utime(f, ns=(past, past))
+    db = tmp_path / "kb.db"
+    build(claims, db, today=TODAY)
+    conn = sqlite3.connect(db)
+    stamp = conn.execute("select stamp from _files where path = 'olmo.yaml'").fetchone()[0]
+    conn.close()
+    assert stamp == f"{olmo.stat().st_size}:{past}"
+
+    text = olmo.read_text()
+    olmo.write_text(text.replace("title: OLMo", "title: XLMo", 1))  # same size, new mtime: read, and an update
+    result = build(claims, db, today=TODAY)
+    assert result.updated == ["olmo"]
+    conn = sqlite3.connect(db)
+    assert conn.execute("select stamp from _files where path = 'olmo.yaml'").fetchone()[0] is None  # just written
+    conn.close()
+
+    os.utime(olmo, ns=(past, past))
+    build(claims, db, today=TODAY, force=True)
+    olmo.write_text(text.replace("title: OLMo", "title: YLMo", 1))
+    os.utime(olmo, ns=(past, past))  # same size and mtime as recorded: taken as unchanged
+    assert build(claims, db, today=TODAY).skipped
+    assert build(claims, db, today=TODAY, force=True).updated == []  # --force reads it
+    conn = sqlite3.connect(db)
+    assert conn.execute("select title from reports where id = 'olmo'").fetchone()[0].startswith("YLMo")
