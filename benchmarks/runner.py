@@ -147,23 +147,28 @@ def _run(a, work: Path, bench: Bench, load_seconds: float) -> None:
                   f"kb build {cold.seconds:.1f} s / floor {floor.seconds:.2f} s", "<= 4x", ratio <= 4))
 
     # 2. Warm rebuild after one changed file.
-    bench.section("Warm rebuild after one file changes (kb.store.build, force=False)")
+    bench.section("Warm rebuild after one file changes (kb.store.build, force=False: an update of the last database)")
     unchanged = _child("kb-build", claims, db, "noforce")
     _touch_one(claims, corpus.ids[len(corpus.ids) // 2])
     warm = _child("kb-build", claims, db, "noforce")
+    _touch_one(claims, corpus.ids[len(corpus.ids) // 2 + 1])
+    command = run([BIN / "kb", "build", "--claims", claims, "--db", db], cwd=work, timeout=1800)
     bench.results["warm_build"] = {"seconds": warm.seconds, "peak_mb": warm.peak_mb,
-                                   "nothing_changed_seconds": unchanged.seconds}
+                                   "nothing_changed_seconds": unchanged.seconds, "command_seconds": command.seconds}
     bench.add(Row("warm rebuild, one file changed", warm.seconds, "s",
-                  f"{warm.seconds / cold.seconds:.2f}x of the cold build; nothing changed: {unchanged.seconds:.2f} s",
-                  "<= 1 s", warm.seconds <= 1))
+                  f"{cold.seconds / warm.seconds:.0f}x faster than the cold build; nothing changed: "
+                  f"{unchanged.seconds:.2f} s", "<= 1 s", warm.seconds <= 1))
+    bench.add(Row("the same, as the whole `kb build` command", command.seconds, "s",
+                  "start-up (Python, imports) included; for reading"))
 
     # 3. Validate and audit one report, against the import floor (interpreter start-up in both).
     bench.section("One report: kb validate and audit (whole commands, start-up included) against "
                   "`python -c \"import yaml, pydantic\"`")
     one = corpus.path(len(corpus.ids) // 3)
     imp = median_run([sys.executable, "-c", "import yaml, pydantic"], repeat=5)
-    val = median_run([BIN / "kb", "validate", one, "--claims", claims], repeat=3, cwd=work, timeout=1800)
-    aud = median_run([BIN / "audit", one, "--claims", claims], repeat=3, cwd=work, timeout=1800)
+    # --db: the rest of the knowledge base is read from the database built above (kb.snapshot)
+    val = median_run([BIN / "kb", "validate", one, "--claims", claims, "--db", db], repeat=3, cwd=work, timeout=1800)
+    aud = median_run([BIN / "audit", one, "--claims", claims, "--db", db], repeat=3, cwd=work, timeout=1800)
     for name, r in (("kb validate one report", val), ("audit one report", aud)):
         if r.code not in (0, 1):
             print(f"  {name} exited {r.code}: {r.output[-500:]}")

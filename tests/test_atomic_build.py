@@ -183,3 +183,64 @@ def test_readers_see_no_errors_while_builds_replace_the_database(corpus, tmp_pat
     assert errors == []
     assert queries[0] > 10 and queries[1] > 10
     _intact(db, c.claims)
+
+
+def test_a_killed_update_leaves_the_last_good_database(corpus):
+    """The same for updates (one file changed since the last build, no --force): the kill lands in the copy of
+    the database, which is thrown away; the last good database stays as it was, or is the whole update."""
+    import re
+
+    from kb.store import database_checksum, read_meta
+
+    folder, c = corpus
+    claims, db = c.folder, folder / "site" / "kb.db"
+    target = sorted(claims.glob("[!_]*.yaml"))[3]
+
+    def edit(i: int) -> None:
+        text = target.read_text()
+        target.write_text(re.sub(r"(\n    statement: )(Edit \d+ - )?", rf"\g<1>Edit {i} - ", text, count=1))
+
+    def update() -> subprocess.Popen:
+        return subprocess.Popen([_kb(), "build", "--claims", str(claims), "--db", str(db)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+
+    assert subprocess.run([_kb(), "build", "--claims", str(claims), "--db", str(db)]).returncode == 0
+    edit(0)
+    t = time.perf_counter()
+    first = update()
+    _, err = first.communicate(timeout=120)
+    took = time.perf_counter() - t
+    assert first.returncode == 0 and b"updated" in err, err.decode()
+    good = _digest(db)
+
+    rng = random.Random(9)
+    kills = 0
+    for i in range(1, 40):
+        if kills == KILLS // 2:
+            break
+        edit(i)
+        p = update()
+        time.sleep(rng.uniform(0.05, took * 0.95))
+        if p.poll() is None:
+            p.send_signal(signal.SIGKILL)
+            p.wait()
+            kills += 1
+        else:
+            p.communicate()
+            assert p.returncode == 0
+        now = _digest(db)
+        if now != good:  # the update finished, or the kill came after the rename
+            assert read_meta(db)["checksum"] == database_checksum(db), f"edit {i}: a partial database"
+            good = now
+        _intact(db, c.claims)
+    assert kills == KILLS // 2
+
+    done = subprocess.run([_kb(), "build", "--claims", str(claims), "--db", str(db)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    _intact(db, c.claims)
+    assert _temporaries(db) == []
+    conn = sqlite3.connect(db)
+    recorded = conn.execute("select sha256 from _files where path = ?", (target.name,)).fetchone()[0]
+    conn.close()
+    assert recorded == hashlib.sha256(target.read_bytes()).hexdigest()
