@@ -81,7 +81,7 @@ def multiply_claims(db: Path, factor: int) -> int:
     rebuild its full-text index: a database of factor × the claims without running kb build at that size."""
     conn = sqlite3.connect(db)
     cols = [r[1] for r in conn.execute("pragma table_info(claims)")]
-    select = ", ".join(f"ref || '~' || :k" if c == "ref" else f'"{c}"' for c in cols)
+    select = ", ".join("ref || '~' || :k" if c == "ref" else f'"{c}"' for c in cols)
     conn.execute("pragma foreign_keys = off")
     base = conn.execute("select max(rowid) from claims").fetchone()[0]
     for k in range(2, factor + 1):

@@ -29,7 +29,7 @@ def _parse_one(path: str):
 def measure(folder: Path, workers: int = 2) -> dict:
     import yaml
 
-    from kb.load import load_paths, parse_yaml, read_text, record_files
+    from kb.load import load_paths, parse_yaml, record_files
 
     files = record_files(folder)
     texts = [f.read_text(encoding="utf-8") for f in files]

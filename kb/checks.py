@@ -58,6 +58,10 @@ class Context(Protocol):
 
     def summaries(self) -> list[Summary]: ...
 
+    def read(self) -> list[Loaded]:
+        """The records read so far (those a formula referred to, at least)."""
+        ...
+
 
 class RecordsContext:
     """A context of records already in memory."""
@@ -71,6 +75,9 @@ class RecordsContext:
 
     def summaries(self) -> list[Summary]:
         return [Summary.of(rec) for rec in self.records]
+
+    def read(self) -> list[Loaded]:
+        return self.records
 
 
 def check(

@@ -197,7 +197,7 @@ def parse_yaml(text: str) -> tuple[Any, Positions]:
     except yaml.YAMLError as e:
         raise YamlError(str(e).splitlines()[0] if str(e) else "invalid YAML")
     except RecursionError:
-        raise YamlError(f"nested too deeply to parse")
+        raise YamlError("nested too deeply to parse")
     if node is None:
         raise YamlError("the file is empty", 1, 1)
     size = _expanded_size(node, {}, set())

@@ -39,11 +39,7 @@ class Validation:
     @property
     def context_records(self) -> list:
         """The records of the rest of the knowledge base that were read (those a formula refers to, at least)."""
-        if isinstance(self.context, RecordsContext):
-            return self.context.records
-        if isinstance(self.context, SnapshotContext):
-            return list(self.context.snapshot._loaded.values())
-        return []
+        return self.context.read() if self.context is not None else []
 
     @property
     def claims(self) -> int:

@@ -280,3 +280,6 @@ class SnapshotContext:
 
     def summaries(self) -> list[Summary]:
         return self.snapshot.summaries(self.exclude)
+
+    def read(self) -> list[Loaded]:
+        return list(self.snapshot._loaded.values())
