@@ -59,11 +59,27 @@ def extra_css_urls(database):
 def register_routes():
     return [
         (r"^/robots\.txt$", robots_txt),
-        (r"^/omissions$", omissions_page),
-        (r"^/patterns/(?P<pattern>[a-z0-9-]+)$", pattern_page),
-        (r"^/graph$", graph_page),
-        (r"^/charts/(?P<chart>[a-z0-9-]+)$", chart_page),
+        (r"^/omissions$", _busy_is_503(omissions_page)),
+        (r"^/patterns/(?P<pattern>[a-z0-9-]+)$", _busy_is_503(pattern_page)),
+        (r"^/graph$", _busy_is_503(graph_page)),
+        (r"^/charts/(?P<chart>[a-z0-9-]+)$", _busy_is_503(chart_page)),
     ]
+
+
+def _busy_is_503(page):
+    """A page whose query was ended twice by the time limit says the server is busy (503), not a traceback."""
+
+    async def serve(datasette, request):
+        from datasette.database import QueryInterrupted
+        from datasette.utils.asgi import Response
+
+        try:
+            return await page(datasette, request)
+        except QueryInterrupted:
+            return Response.text("The server is too busy to answer this page in time; try again in a moment.\n",
+                                 status=503, headers={"Retry-After": "5"})
+
+    return serve
 
 
 ROBOTS = """\
@@ -84,8 +100,19 @@ async def robots_txt(datasette, request):
     return Response.text(ROBOTS)
 
 
+async def _query(db, sql, params=None):
+    """A query of these pages. They read a few rows per report, so only a server too busy to give them their
+    time ends one at the SQL time limit: such a query is tried once more before the page gives up."""
+    from datasette.database import QueryInterrupted
+
+    try:
+        return await db.execute(sql, params or {})
+    except QueryInterrupted:
+        return await db.execute(sql, params or {})
+
+
 async def _rows(db, sql, params=None):
-    return [dict(r) for r in (await db.execute(sql, params or {})).rows]
+    return [dict(r) for r in (await _query(db, sql, params)).rows]
 
 
 async def pattern_page(datasette, request):
@@ -210,8 +237,8 @@ async def omissions_page(datasette, request):
     from datasette.utils.asgi import Response
 
     db = datasette.get_database("kb")
-    omissions = (await db.execute("select id, title, description from omissions order by rowid")).rows
-    reports = (await db.execute(
+    omissions = (await _query(db, "select id, title, description from omissions order by rowid")).rows
+    reports = (await _query(db, 
         "select id, title, organization from reports where id in (select report from disclosures) "
         "order by published, id")).rows
     cells = await _rows(db, """select d.report, d.omission, d.status, d.note, v.audited
