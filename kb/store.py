@@ -498,9 +498,6 @@ def chart_points(result: Validation):
                        "x_figure": figure(xc), "y_figure": figure(yc)}
 
 
-# Tables whose rows are found by their primary key only: stored in its index, not beside it (the graph's
-# tables were two fifths of a large database, half of that their key indexes).
-WITHOUT_ROWID = {"graph_nodes", "graph_edges"}
 
 
 def table_rows(result: Validation, today: date) -> dict[str, list[dict]]:
@@ -614,14 +611,8 @@ def write_database(path: Path, result: Validation, today: date) -> dict[str, int
     db.execute("pragma foreign_keys = on")
     # No transaction or journal is needed for atomicity: nobody sees this file until it is renamed.
     for name, spec in TABLES.items():
-        not_null = set([spec["pk"]] if isinstance(spec["pk"], str) else spec["pk"])
-        if name in WITHOUT_ROWID:
-            sql = db.create_table_sql(name, spec["columns"], pk=spec["pk"], foreign_keys=spec.get("foreign_keys"),
-                                      not_null=not_null)
-            db.execute(sql.rstrip().rstrip(";") + " WITHOUT ROWID")
-        else:
-            db[name].create(spec["columns"], pk=spec["pk"], foreign_keys=spec.get("foreign_keys"),
-                            not_null=not_null)
+        db[name].create(spec["columns"], pk=spec["pk"], foreign_keys=spec.get("foreign_keys"),
+                        not_null=set([spec["pk"]] if isinstance(spec["pk"], str) else spec["pk"]))
         if rows[name]:
             with db.conn:
                 _insert(db.conn, name, rows[name])
