@@ -76,19 +76,36 @@ class Positions:
         return self.values.get((), (None, None))
 
 
+class LazyPositions:
+    """Positions found when first asked for, by parsing the text again. A record that validates and checks
+    cleanly never needs them, and they take most of a loaded record's memory (5 KB a claim)."""
+
+    def __init__(self, text: str):
+        self._text: Optional[str] = text
+        self._found: Optional[Positions] = None
+
+    def find(self, loc: Loc, prefer_key: bool = False) -> tuple[Optional[int], Optional[int]]:
+        if self._found is None:
+            self._found = parse_yaml(self._text or "")[1]
+            self._text = None
+        return self._found.find(loc, prefer_key)
+
+
 def _mark(node) -> tuple[int, int]:
     return node.start_mark.line + 1, node.start_mark.column + 1
 
 
 class _Builder:
-    def __init__(self) -> None:
+    def __init__(self, positions: bool = True) -> None:
         self.positions = Positions()
+        self.record = positions
         self.active: set[int] = set()
 
     def build(self, node, loc: Loc = ()) -> Any:
         if len(loc) > MAX_DEPTH:
             raise YamlError(f"nested deeper than {MAX_DEPTH} levels", *_mark(node))
-        self.positions.values[loc] = _mark(node)
+        if self.record:
+            self.positions.values[loc] = _mark(node)
         tag = node.tag
         if isinstance(node, yaml.ScalarNode):
             if tag == _PLAIN:
@@ -123,7 +140,8 @@ class _Builder:
                 raise YamlError(f"duplicate key {key!r}: first at line {first[key][0]}, again at line {line}",
                                 line, col)
             first[key] = _mark(key_node)
-            self.positions.keys[loc + (key,)] = first[key]
+            if self.record:
+                self.positions.keys[loc + (key,)] = first[key]
             out[key] = self.build(value_node, loc + (key,))
         return out
 
@@ -172,8 +190,9 @@ def _could_exceed(text: str, limit: int) -> bool:
     return 2 * sum(text.count(c) for c in "\n,[{-:?&*") + 2 > limit
 
 
-def parse_yaml(text: str) -> tuple[Any, Positions]:
-    """YAML text → (data, positions). Raises YamlError with a 1-based line and column."""
+def parse_yaml(text: str, lazy: bool = False) -> tuple[Any, Union[Positions, LazyPositions]]:
+    """YAML text → (data, positions). Raises YamlError with a 1-based line and column. `lazy`: the positions
+    are found only when first asked for (by parsing the text again)."""
     try:
         if _could_exceed(text, MAX_NODES):
             over = _count_events(text, MAX_NODES)
@@ -206,9 +225,9 @@ def parse_yaml(text: str) -> tuple[Any, Positions]:
             f"{size:,} values after following aliases, more than {MAX_NODES:,} (an alias bomb?); refusing to expand",
             *_mark(node),
         )
-    builder = _Builder()
+    builder = _Builder(positions=not lazy)
     data = builder.build(node)
-    return data, builder.positions
+    return data, LazyPositions(text) if lazy else builder.positions
 
 
 def read_text(path: Path, max_bytes: int = MAX_FILE_BYTES) -> str:
@@ -328,7 +347,7 @@ class Loaded:
 
     path: str
     report: Report
-    positions: Positions
+    positions: Union[Positions, LazyPositions]
     digest: Optional[str] = None  # sha256 of the file's bytes
     stamp: Optional[tuple[int, int]] = None  # (size, mtime_ns) of the file before it was read
 
@@ -363,7 +382,7 @@ def load_file(path: Union[str, Path], display: Optional[str] = None) -> LoadResu
     result = LoadResult(files=1)
     try:
         text, digest, stamp = read_text_and_digest(path)
-        data, positions = parse_yaml(text)
+        data, positions = parse_yaml(text, lazy=True)
     except YamlError as e:
         unreadable = e.message.startswith(("cannot read", "not valid UTF-8", "file is"))
         result.problems.append(Problem(name, e.message, e.line, e.col, unreadable=unreadable))

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Iterable, Optional, Union
 
 from .checks import Checked, check
 from .cite import Index, citation, figure
@@ -500,103 +500,128 @@ def chart_points(result: Validation):
 
 
 
-def table_rows(result: Validation, today: date) -> dict[str, list[dict]]:
-    """The rows of every table for the validated records (and the vocabulary)."""
+def table_rows(result: Validation, today: date) -> dict[str, Callable[[], Iterable[dict]]]:
+    """For every table, a function giving its rows for the validated records (and the vocabulary). The rows
+    are made as they are written, table by table: a large knowledge base's rows never all sit in memory."""
     vocabulary: Vocabulary = result.vocabulary  # type: ignore[assignment]
     checked: Checked = result.checked  # type: ignore[assignment]
-    units = unit_index(vocabulary)
-    citable = Index(result, today, STALE_AFTER_DAYS)
-    rows: dict[str, list[dict]] = {name: [] for name in TABLES}
+    records = result.loaded.records
 
-    rows["patterns"] = [{"id": p.id, "title": p.title, "description": p.description} for p in vocabulary.patterns]
-    rows["omissions"] = [
-        {"id": o.id, "title": o.title, "description": o.description,
-         "parts": json.dumps([p.description for p in o.parts]),
-         "questions": json.dumps([p.question for p in o.parts])}
-        for o in vocabulary.omissions
-    ]
-    for rec in result.loaded.records:
-        r = rec.report
-        rows["reports"].append({
-            "id": r.id, "title": r.title, "organization": r.organization, "published": r.published.isoformat(),
-            "models": json.dumps(r.models), "summary": r.summary, "claims": len(r.claims), "sources": len(r.sources),
-            "unsaid": json.dumps(r.unsaid), "path": rec.path,
-        })
-        for s in r.sources:
-            rows["sources"].append({
-                "ref": f"{r.id}/{s.id}", "report": r.id, "id": s.id, "title": s.title, "url": s.url, "path": s.path,
-                "kind": s.kind, "checked": s.checked.isoformat(), "age_days": (today - s.checked).days,
-                "note": s.note,
-            })
-        for c in r.claims:
-            ref = f"{r.id}/{c.id}"
-            src = r.source(c.source) if c.source else None
-            norm = units.normalize(c.unit)
-            factor = norm.factor if norm else None
-            single = c.value is not None and not c.is_range
-            derived = checked.derived.get((r.id, c.id))
-            ok, _ = citable.citable(ref)
-            rows["claims"].append({
-                "ref": ref, "report": r.id, "id": c.id, "statement": c.statement, "figure": figure(c) or None,
-                "value": c.value if single else None,
-                "low": c.low if c.value is not None else None, "high": c.high if c.value is not None else None,
-                "value_text": c.value_text, "bound": c.bound, "unit": c.unit,
-                "unit_normalized": norm.unit if norm else None, "base_unit": norm.base if norm else None,
-                "value_base": c.value * factor if single and factor else None,
-                "low_base": c.low * factor if c.value is not None and factor else None,
-                "high_base": c.high * factor if c.value is not None and factor else None,
-                "status": c.status, "citable": int(ok), "source": f"{r.id}/{c.source}" if c.source else None,
-                "source_url": src.url if src else None, "locator": c.locator, "quote": c.quote,
-                "verified": c.verified.isoformat() if c.verified else None,
-                "age_days": (today - c.verified).days if c.verified else None, "note": c.note,
-                "formula": c.formula, "tolerance": float(c.tolerance) if c.tolerance is not None else None,
-                "patterns": json.dumps(c.patterns), "topics": json.dumps(c.topics),
-                "citation": citation(r, c, src, derived.computed if derived else None),
-            })
-            rows["claim_patterns"] += [{"claim": ref, "pattern": p, "report": r.id} for p in c.patterns]
-            rows["claim_topics"] += [{"claim": ref, "omission": t, "report": r.id} for t in c.topics]
-        for omission, d in r.disclosures.items():
-            rows["disclosures"].append({
-                "report": r.id, "omission": omission, "status": d.status, "note": d.note,
-                "evidence": json.dumps([f"{r.id}/{x}" for x in d.claims]), "locator": d.locator,
-            })
-    report_ids = {rec.report.id for rec in result.loaded.records}  # a set: a list made this quadratic
-    for (report_id, claim_id), d in checked.derived.items():
-        if report_id in report_ids:
-            rows["derived_checks"].append({
-                "claim": f"{report_id}/{claim_id}", "report": report_id, "formula": d.formula,
-                "computed": d.computed, "stated": d.stated, "tolerance": d.tolerance,
-                "within_tolerance": int(d.ok), "inputs": json.dumps(d.inputs), "error": d.error,
-            })
+    def patterns():
+        return ({"id": p.id, "title": p.title, "description": p.description} for p in vocabulary.patterns)
 
-    rows["charts"] = [
-        {"id": c.id, "pattern": c.pattern, "title": c.title, "description": c.description, "x_base": c.x.base,
-         "x_label": c.x.label, "x_log": int(c.x.log), "y_base": c.y.base, "y_label": c.y.label, "y_log": int(c.y.log)}
-        for c in vocabulary.charts
-    ]
-    rows["chart_points"] = list(chart_points(result))
-    rows["verdicts"] = list(verdict_rows(result))
+    def omissions():
+        return ({"id": o.id, "title": o.title, "description": o.description,
+                 "parts": json.dumps([p.description for p in o.parts]),
+                 "questions": json.dumps([p.question for p in o.parts])} for o in vocabulary.omissions)
 
-    from .graph import edge_rows, elements, node_rows
+    def reports():
+        for rec in records:
+            r = rec.report
+            yield {"id": r.id, "title": r.title, "organization": r.organization, "published": r.published.isoformat(),
+                   "models": json.dumps(r.models), "summary": r.summary, "claims": len(r.claims),
+                   "sources": len(r.sources), "unsaid": json.dumps(r.unsaid), "path": rec.path}
 
-    nodes, edges = elements(result)
-    rows["graph_nodes"] = node_rows(nodes)
-    rows["graph_edges"] = edge_rows(edges)
-    digests = report_digests(result)
-    claims_dir = Path(result.claims_dir or ".")
-    rows["_files"] = [{"path": relative_name(Path(rec.path), claims_dir), "sha256": rec.digest,
-                       "stamp": trusted_stamp(rec.stamp), "report": rec.report.id, "checksum": digests[rec.report.id][0],
-                       "claims": digests[rec.report.id][1]} for rec in result.loaded.records]
-    return rows
+    def sources():
+        for rec in records:
+            r = rec.report
+            for s in r.sources:
+                yield {"ref": f"{r.id}/{s.id}", "report": r.id, "id": s.id, "title": s.title, "url": s.url,
+                       "path": s.path, "kind": s.kind, "checked": s.checked.isoformat(),
+                       "age_days": (today - s.checked).days, "note": s.note}
+
+    def claims():
+        units = unit_index(vocabulary)
+        citable = Index(result, today, STALE_AFTER_DAYS)
+        for rec in records:
+            r = rec.report
+            for c in r.claims:
+                ref = f"{r.id}/{c.id}"
+                src = r.source(c.source) if c.source else None
+                norm = units.normalize(c.unit)
+                factor = norm.factor if norm else None
+                single = c.value is not None and not c.is_range
+                derived = checked.derived.get((r.id, c.id))
+                ok, _ = citable.citable(ref)
+                yield {
+                    "ref": ref, "report": r.id, "id": c.id, "statement": c.statement, "figure": figure(c) or None,
+                    "value": c.value if single else None,
+                    "low": c.low if c.value is not None else None, "high": c.high if c.value is not None else None,
+                    "value_text": c.value_text, "bound": c.bound, "unit": c.unit,
+                    "unit_normalized": norm.unit if norm else None, "base_unit": norm.base if norm else None,
+                    "value_base": c.value * factor if single and factor else None,
+                    "low_base": c.low * factor if c.value is not None and factor else None,
+                    "high_base": c.high * factor if c.value is not None and factor else None,
+                    "status": c.status, "citable": int(ok), "source": f"{r.id}/{c.source}" if c.source else None,
+                    "source_url": src.url if src else None, "locator": c.locator, "quote": c.quote,
+                    "verified": c.verified.isoformat() if c.verified else None,
+                    "age_days": (today - c.verified).days if c.verified else None, "note": c.note,
+                    "formula": c.formula, "tolerance": float(c.tolerance) if c.tolerance is not None else None,
+                    "patterns": json.dumps(c.patterns), "topics": json.dumps(c.topics),
+                    "citation": citation(r, c, src, derived.computed if derived else None),
+                }
+
+    def claim_patterns():
+        return ({"claim": f"{rec.report.id}/{c.id}", "pattern": p, "report": rec.report.id}
+                for rec in records for c in rec.report.claims for p in c.patterns)
+
+    def claim_topics():
+        return ({"claim": f"{rec.report.id}/{c.id}", "omission": t, "report": rec.report.id}
+                for rec in records for c in rec.report.claims for t in c.topics)
+
+    def disclosures():
+        return ({"report": rec.report.id, "omission": omission, "status": d.status, "note": d.note,
+                 "evidence": json.dumps([f"{rec.report.id}/{x}" for x in d.claims]), "locator": d.locator}
+                for rec in records for omission, d in rec.report.disclosures.items())
+
+    def derived_checks():
+        report_ids = {rec.report.id for rec in records}  # a set: a list made this quadratic
+        return ({"claim": f"{report_id}/{claim_id}", "report": report_id, "formula": d.formula,
+                 "computed": d.computed, "stated": d.stated, "tolerance": d.tolerance,
+                 "within_tolerance": int(d.ok), "inputs": json.dumps(d.inputs), "error": d.error}
+                for (report_id, claim_id), d in checked.derived.items() if report_id in report_ids)
+
+    def charts():
+        return ({"id": c.id, "pattern": c.pattern, "title": c.title, "description": c.description,
+                 "x_base": c.x.base, "x_label": c.x.label, "x_log": int(c.x.log), "y_base": c.y.base,
+                 "y_label": c.y.label, "y_log": int(c.y.log)} for c in vocabulary.charts)
+
+    graph: dict = {}
+
+    def graph_part(which: str):
+        from .graph import edge_rows, elements, node_rows
+
+        if not graph:  # made once for both tables, and let go after the second
+            graph["nodes"], graph["edges"] = elements(result)
+        if which == "nodes":
+            return node_rows(graph["nodes"])
+        edges = edge_rows(graph.pop("edges"))
+        graph.clear()
+        return edges
+
+    def files():
+        digests = report_digests(result)
+        claims_dir = Path(result.claims_dir or ".")
+        return ({"path": relative_name(Path(rec.path), claims_dir), "sha256": rec.digest,
+                 "stamp": trusted_stamp(rec.stamp), "report": rec.report.id,
+                 "checksum": digests[rec.report.id][0], "claims": digests[rec.report.id][1]} for rec in records)
+
+    return {"reports": reports, "sources": sources, "patterns": patterns, "omissions": omissions,
+            "claims": claims, "claim_patterns": claim_patterns, "claim_topics": claim_topics,
+            "disclosures": disclosures, "verdicts": lambda: verdict_rows(result),
+            "graph_nodes": lambda: graph_part("nodes"), "graph_edges": lambda: graph_part("edges"),
+            "charts": charts, "chart_points": lambda: chart_points(result), "_files": files,
+            "derived_checks": derived_checks}
 
 
-def _insert(conn: sqlite3.Connection, name: str, rows: list[dict]) -> None:
+def _insert(conn: sqlite3.Connection, name: str, rows: Iterable[dict]) -> int:
     # Plain executemany: the rows hold only text, numbers and None (lists are JSON already), and sqlite-utils'
     # insert_all spends most of a build's writing time converting them.
     columns = list(TABLES[name]["columns"])
     sql = (f'insert into "{name}" ({", ".join(f"[{c}]" for c in columns)}) '
            f'values ({", ".join("?" * len(columns))})')
-    conn.executemany(sql, ([row.get(c) for c in columns] for row in rows))
+    cursor = conn.executemany(sql, ([row.get(c) for c in columns] for row in rows))
+    return cursor.rowcount
 
 
 def write_database(path: Path, result: Validation, today: date) -> dict[str, int]:
@@ -605,6 +630,7 @@ def write_database(path: Path, result: Validation, today: date) -> dict[str, int
 
     vocabulary: Vocabulary = result.vocabulary  # type: ignore[assignment]
     rows = table_rows(result, today)
+    counts: dict[str, int] = {}
     db = sqlite_utils.Database(path, recreate=True)
     db.execute("pragma journal_mode = off")
     db.execute("pragma synchronous = off")
@@ -613,9 +639,8 @@ def write_database(path: Path, result: Validation, today: date) -> dict[str, int
     for name, spec in TABLES.items():
         db[name].create(spec["columns"], pk=spec["pk"], foreign_keys=spec.get("foreign_keys"),
                         not_null=set([spec["pk"]] if isinstance(spec["pk"], str) else spec["pk"]))
-        if rows[name]:
-            with db.conn:
-                _insert(db.conn, name, rows[name])
+        with db.conn:
+            counts[name] = _insert(db.conn, name, rows[name]())
     for table, columns in INDEXES:
         db[table].create_index(columns, if_not_exists=True)
     db.create_view("omission_matrix", omission_matrix_sql(vocabulary))
@@ -626,7 +651,7 @@ def write_database(path: Path, result: Validation, today: date) -> dict[str, int
         raise BuildError(f"foreign keys do not hold in the written database: {violations[:5]}")
     db.execute("analyze")
     db.close()
-    return {name: len(rows[name]) for name in TABLES}
+    return counts
 
 
 # What an update deletes, children before parents (foreign keys are enforced as it goes).
@@ -637,7 +662,7 @@ REPORT_ROWS = ["claim_patterns", "claim_topics", "chart_points", "derived_checks
 def update_database(path: Path, result: Validation, today: date, reports: set[str], files: list[str]) -> dict[str, int]:
     """In a copy of the last database at path: delete the rows of `reports` and of the record `files`, insert
     the rows of the validated records (the changed files and the reports whose formulas use them)."""
-    rows = table_rows(result, today)
+    rows = {name: list(make()) for name, make in table_rows(result, today).items()}
     doomed = json.dumps(sorted(reports))
     conn = sqlite3.connect(str(path), isolation_level=None)  # transactions are begun and committed here
     try:
