@@ -74,7 +74,7 @@ def stages(folder: Path, work: Path) -> dict:
 
     from kb import store
     from kb.checks import check
-    from kb.graph import build_graph
+    from kb.graph import elements
     from kb.load import load_paths, load_vocabulary, vocabulary_path
     from kb.pipeline import Validation
 
@@ -86,12 +86,12 @@ def stages(folder: Path, work: Path) -> dict:
     t = time.perf_counter()
     checked = check(loaded.records, vocabulary, today=date.today())
     out["checks (kb.checks)"] = time.perf_counter() - t
-    v = Validation(loaded, checked, vocabulary, loaded.problems + checked.problems)
+    v = Validation(loaded, checked, vocabulary, loaded.problems + checked.problems, claims_dir=folder)
     t = time.perf_counter()
     list(store.verdict_rows(v))
     out["auditor verdicts (kb_verdicts)"] = time.perf_counter() - t
     t = time.perf_counter()
-    build_graph(v)
+    elements(v)
     out["pattern graph (kb.graph)"] = time.perf_counter() - t
     t = time.perf_counter()
     store.write_database(work / "stages.db", v, date.today())

@@ -358,6 +358,10 @@ class Loaded:
         line, col = self.where(*loc, key=key)
         return Problem(self.path, message, line, col, ".".join(str(p) for p in loc) or None, severity)
 
+    def forget_positions(self) -> None:
+        """Let the file's text (kept to find positions) go, once every problem has been reported."""
+        self.positions = Positions()
+
 
 @dataclass
 class LoadResult:

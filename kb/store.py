@@ -109,6 +109,8 @@ def build(
         n = len(result.errors)
         raise BuildError(f"{n} problem{'s' * (n != 1)} in the records; the database was not changed",
                          result.errors)
+    for rec in result.loaded.records:
+        rec.forget_positions()  # every problem is reported; the texts are a large knowledge base's size again
 
     stage("writing")
     db_path.parent.mkdir(parents=True, exist_ok=True)
@@ -218,6 +220,7 @@ def _write(db_path: Path, result: Validation, today: date, fingerprint: str,
             counts = write_database(tmp, result, today)
         else:
             shutil.copyfile(db_path, tmp)
+            shutil.copymode(db_path, tmp)  # mkstemp made it private; readers of the database need what they had
             counts = update_database(tmp, result, today, *update)
         written = {rec.report.id for rec in result.loaded.records}
         conn = sqlite3.connect(str(tmp))

@@ -105,6 +105,17 @@ def test_what_another_reports_formula_sees_changing_updates_that_report_too(kbdi
                         ).fetchone() == (0,)
 
 
+def test_an_update_keeps_the_databases_permissions(kbdir):
+    import os
+    import stat
+
+    claims, db = kbdir
+    os.chmod(db, 0o644)
+    edit(claims / "olmo.yaml", "title: ", "title:  ")
+    assert build(claims, db, today=TODAY).updated == ["olmo"]
+    assert stat.S_IMODE(db.stat().st_mode) == 0o644
+
+
 def test_a_new_file_and_a_removed_file_are_an_update_too(kbdir, tmp_path):
     claims, db = kbdir
     shutil.copy(claims / "olmo.yaml", tmp_path / "olmo.yaml")
