@@ -15,6 +15,7 @@ string, `12:30` is 750) and silently keep the last of two duplicate keys. Here:
 from __future__ import annotations
 
 import hashlib
+import os
 
 import re
 from dataclasses import dataclass, field
@@ -406,17 +407,38 @@ def load_file(path: Union[str, Path], display: Optional[str] = None) -> LoadResu
 
 def record_files(path: Union[str, Path]) -> list[Path]:
     """The record files under a folder: *.yaml and *.yml, recursively, skipping names that start with _ or .
-    (the vocabulary, the template)."""
+    (the vocabulary, the template), in path order. Links to folders are not followed (as Path.rglob); a link
+    to a file is a file, and a link that leads nowhere (a missing target, a loop) is kept, so it is reported
+    as unreadable, not skipped."""
     path = Path(path)
     if not path.is_dir():
         return [path]
-    # A link that leads nowhere (missing target, a loop) is kept, so it is reported as unreadable, not skipped.
-    files = [p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and (p.is_file() or _broken_link(p))]
-    return sorted(p for p in files if not any(part.startswith(("_", ".")) for part in p.relative_to(path).parts))
+    found: list[tuple[str, ...]] = []
 
+    def walk(folder: str, rel: tuple[str, ...]) -> None:
+        # os.scandir, not rglob: the entries' types come with the listing (a knowledge base of thousands of
+        # files is listed on every one-record command)
+        try:
+            with os.scandir(folder) as it:
+                entries = list(it)
+        except OSError:
+            return
+        for e in entries:
+            if e.name.startswith(("_", ".")):
+                continue
+            try:
+                is_dir, is_file = e.is_dir(), e.is_file()
+            except OSError:  # a loop of links
+                is_dir = is_file = False
+            if is_dir:
+                if not e.is_symlink():
+                    walk(e.path, rel + (e.name,))
+            elif os.path.splitext(e.name)[1] in (".yaml", ".yml") and (
+                    is_file or (e.is_symlink() and not os.path.exists(e.path))):
+                found.append(rel + (e.name,))
 
-def _broken_link(p: Path) -> bool:
-    return p.is_symlink() and not p.exists()
+    walk(str(path), ())
+    return [path.joinpath(*parts) for parts in sorted(found)]
 
 
 def load_paths(paths: Iterable[Union[str, Path]], progress: Any = None) -> LoadResult:

@@ -280,3 +280,26 @@ def test_help_documents_exit_codes(kb):
     r = kb("validate", "--help")
     assert r.exit_code == 0
     assert "Exit status: 0 no problems, 1 problems found, 2 a path cannot be read" in " ".join(r.stdout.split())
+
+
+def test_record_files_are_the_yaml_files_of_a_folder_in_path_order(tmp_path):
+    """*.yaml and *.yml at any depth; names starting with _ or . skipped (the vocabulary, the template, hidden
+    folders); links to files kept, links that lead nowhere kept (to be reported), links to folders not followed."""
+    import os
+
+    from kb.load import record_files
+
+    root = tmp_path / "claims"
+    (root / "b" / "c").mkdir(parents=True)
+    (root / "_drafts").mkdir()
+    (root / ".git").mkdir()
+    for name in ["z.yaml", "a.yml", "b/c/deep.yaml", "b/m.yaml", "_vocabulary.yaml", "_drafts/x.yaml",
+                 ".git/y.yaml", "notes.md", "b/.hidden.yaml"]:
+        (root / name).write_text("id: x\n")
+    os.symlink(root / "z.yaml", root / "link.yaml")
+    os.symlink(root / "missing.yaml", root / "dangling.yaml")
+    os.symlink(root / "loop.yaml", root / "loop.yaml")
+    os.symlink(root / "b", root / "folder-link")
+    got = [p.relative_to(root).as_posix() for p in record_files(root)]
+    assert got == ["a.yml", "b/c/deep.yaml", "b/m.yaml", "dangling.yaml", "link.yaml", "loop.yaml", "z.yaml"]
+    assert record_files(root / "z.yaml") == [root / "z.yaml"]
