@@ -14,8 +14,11 @@ def kb_build(claims: str, db: str, force: str = "force") -> float:
     from kb.store import build
 
     t = time.perf_counter()
-    build(claims, db, force=force == "force")
-    return time.perf_counter() - t
+    result = build(claims, db, force=force == "force")
+    seconds = time.perf_counter() - t
+    how = "skipped" if result.skipped else f"updated {len(result.updated)}" if result.updated else "full"
+    print(json.dumps({"build": how}), file=sys.stderr)  # what the build did, for the runner's notes
+    return seconds
 
 
 def yaml_to_sqlite(flat_yaml: str, db: str) -> float:

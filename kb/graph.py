@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Iterable, Optional
 
 if TYPE_CHECKING:  # networkx costs start-up time; it is imported where a graph is built
     import networkx as nx
@@ -40,54 +40,56 @@ Nodes = dict[str, dict]
 Edges = dict[tuple[str, str], dict]
 
 
-def elements(validation: "Validation") -> tuple[Nodes, Edges]:
-    """The graph's nodes and edges with their attributes, in plain dicts (what `kb build` stores; networkx is
-    only needed to ask the graph questions)."""
-    nodes: Nodes = {}
-    edges: Edges = {}
-
-    def node(n: str, **attrs) -> None:
-        nodes.setdefault(n, {}).update(attrs)
-
-    def edge(u: str, v: str, **attrs) -> None:
-        edges.setdefault((u, v), {}).update(attrs)
-
+def _parts(validation: "Validation"):
+    """The graph as a stream: ("node", id, attrs) and ("edge", (source, target), attrs), nodes before the edges
+    that need them. A node or edge given twice has its attributes merged."""
     vocab = validation.vocabulary
     if vocab is not None:
         for p in vocab.patterns:
-            node(node_id("pattern", p.id), kind="pattern", label=p.title, key=p.id)
+            yield "node", node_id("pattern", p.id), dict(kind="pattern", label=p.title, key=p.id)
         for o in vocab.omissions:
-            node(node_id("omission", o.id), kind="omission", label=o.title, key=o.id)
+            yield "node", node_id("omission", o.id), dict(kind="omission", label=o.title, key=o.id)
+    claims: set[str] = set()
     for rec in validation.loaded.records:
         r = rec.report
         rn = node_id("report", r.id)
-        node(rn, kind="report", label=r.title, key=r.id, organization=r.organization,
-             published=r.published.isoformat())
+        yield "node", rn, dict(kind="report", label=r.title, key=r.id, organization=r.organization,
+                               published=r.published.isoformat())
         for s in r.sources:
-            node(node_id("source", f"{r.id}/{s.id}"), kind="source", label=s.title, key=f"{r.id}/{s.id}",
-                 url=s.url or s.path or "", source_kind=s.kind)
+            yield "node", node_id("source", f"{r.id}/{s.id}"), dict(
+                kind="source", label=s.title, key=f"{r.id}/{s.id}", url=s.url or s.path or "", source_kind=s.kind)
         for c in r.claims:
             ref = f"{r.id}/{c.id}"
             cn = node_id("claim", ref)
-            node(cn, kind="claim", label=c.statement, key=ref, report=r.id, status=c.status,
-                 value=c.value_text or "", unit=c.unit or "")
-            edge(rn, cn, relation="states")
+            claims.add(cn)
+            yield "node", cn, dict(kind="claim", label=c.statement, key=ref, report=r.id, status=c.status,
+                                   value=c.value_text or "", unit=c.unit or "")
+            yield "edge", (rn, cn), dict(relation="states")
             if c.source:
-                edge(cn, node_id("source", f"{r.id}/{c.source}"), relation="cites")
+                yield "edge", (cn, node_id("source", f"{r.id}/{c.source}")), dict(relation="cites")
             for p in c.patterns:
-                edge(cn, node_id("pattern", p), relation="supports")
+                yield "edge", (cn, node_id("pattern", p)), dict(relation="supports")
         for omission, d in r.disclosures.items():
-            edge(rn, node_id("omission", omission), relation=VERDICT_RELATION[d.status],
-                 evidence=",".join(f"{r.id}/{x}" for x in d.claims), note=d.note or "")
+            yield "edge", (rn, node_id("omission", omission)), dict(
+                relation=VERDICT_RELATION[d.status], evidence=",".join(f"{r.id}/{x}" for x in d.claims),
+                note=d.note or "")
     if validation.checked is not None:
         for (report_id, claim_id), check in validation.checked.derived.items():
             cn = node_id("claim", f"{report_id}/{claim_id}")
-            if cn not in nodes:
+            if cn not in claims:
                 continue
             for ref in check.inputs:
                 target = node_id("claim", ref)
-                if target in nodes:
-                    edge(cn, target, relation="derived_from")
+                if target in claims:
+                    yield "edge", (cn, target), dict(relation="derived_from")
+
+
+def elements(validation: "Validation") -> tuple[Nodes, Edges]:
+    """The graph's nodes and edges with their attributes, in plain dicts."""
+    nodes: Nodes = {}
+    edges: Edges = {}
+    for kind, key, attrs in _parts(validation):
+        (nodes if kind == "node" else edges).setdefault(key, {}).update(attrs)
     return nodes, edges
 
 
@@ -224,10 +226,16 @@ def export(g: "nx.DiGraph", fmt: str) -> str:
     raise ValueError(f"unknown format {fmt!r}")
 
 
-def node_rows(nodes: Nodes) -> list[dict]:
-    return [{"id": n, "kind": d["kind"], "key": d["key"], "label": d.get("label", "")} for n, d in nodes.items()]
-
-
-def edge_rows(edges: Edges) -> list[dict]:
-    return [{"source": u, "target": v, "relation": d["relation"], "evidence": d.get("evidence") or None}
-            for (u, v), d in edges.items()]
+def rows(validation: "Validation", kind: str) -> Iterable[dict]:
+    """The rows of graph_nodes (kind "node") or graph_edges ("edge"), made one by one: what `kb build` stores.
+    networkx is needed only to ask the graph questions, and a large graph's dicts would all sit in memory.
+    A part given twice (a formula using a claim twice) is one row, as it is one edge in networkx."""
+    seen: set = set()
+    for k, key, d in _parts(validation):
+        if k != kind or key in seen:
+            continue
+        seen.add(key)
+        if kind == "node":
+            yield {"id": key, "kind": d["kind"], "key": d["key"], "label": d.get("label", "")}
+        else:
+            yield {"source": key[0], "target": key[1], "relation": d["relation"], "evidence": d.get("evidence") or None}

@@ -589,18 +589,10 @@ def table_rows(result: Validation, today: date) -> dict[str, Callable[[], Iterab
                  "x_base": c.x.base, "x_label": c.x.label, "x_log": int(c.x.log), "y_base": c.y.base,
                  "y_label": c.y.label, "y_log": int(c.y.log)} for c in vocabulary.charts)
 
-    graph: dict = {}
+    def graph(kind: str):
+        from .graph import rows
 
-    def graph_part(which: str):
-        from .graph import edge_rows, elements, node_rows
-
-        if not graph:  # made once for both tables, and let go after the second
-            graph["nodes"], graph["edges"] = elements(result)
-        if which == "nodes":
-            return node_rows(graph["nodes"])
-        edges = edge_rows(graph.pop("edges"))
-        graph.clear()
-        return edges
+        return rows(result, kind)
 
     def files():
         digests = report_digests(result)
@@ -612,7 +604,7 @@ def table_rows(result: Validation, today: date) -> dict[str, Callable[[], Iterab
     return {"reports": reports, "sources": sources, "patterns": patterns, "omissions": omissions,
             "claims": claims, "claim_patterns": claim_patterns, "claim_topics": claim_topics,
             "disclosures": disclosures, "verdicts": lambda: verdict_rows(result),
-            "graph_nodes": lambda: graph_part("nodes"), "graph_edges": lambda: graph_part("edges"),
+            "graph_nodes": lambda: graph("node"), "graph_edges": lambda: graph("edge"),
             "charts": charts, "chart_points": lambda: chart_points(result), "_files": files,
             "derived_checks": derived_checks}
 
