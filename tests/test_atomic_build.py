@@ -47,8 +47,15 @@ def _intact(db: Path, claims: int) -> None:
         conn.close()
 
 
-def _temporaries(db: Path) -> list[Path]:
-    return sorted(db.parent.glob(f".{db.name}.*.tmp"))
+def _temporaries(db: Path, settle: float = 0) -> list[Path]:
+    """Temporaries beside the database; with settle, after waiting up to that long for the replaced database
+    (kept aside under a temporary name) to be removed by the build's background child."""
+    deadline = time.monotonic() + settle
+    while True:
+        found = sorted(db.parent.glob(f".{db.name}.*.tmp"))
+        if not found or time.monotonic() >= deadline:
+            return found
+        time.sleep(0.05)
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +118,7 @@ def test_a_killed_build_leaves_the_last_good_database(corpus):
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     _intact(db, c.claims)
-    assert _temporaries(db) == []
+    assert _temporaries(db, settle=5) == []
 
 
 def test_stale_temporaries_of_a_killed_build_are_removed_by_the_next(corpus, tmp_path):
@@ -239,7 +246,7 @@ def test_a_killed_update_leaves_the_last_good_database(corpus):
                           timeout=120)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     _intact(db, c.claims)
-    assert _temporaries(db) == []
+    assert _temporaries(db, settle=5) == []
     conn = sqlite3.connect(db)
     recorded = conn.execute("select sha256 from _files where path = ?", (target.name,)).fetchone()[0]
     conn.close()

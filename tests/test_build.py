@@ -127,3 +127,21 @@ def test_build_help_and_a_missing_folder(kb, tmp_path):
     assert "a failed build leaves the last good database in place" in " ".join(kb("build", "--help").stdout.split())
     r = kb("build", "--claims", tmp_path / "nope")
     assert r.exit_code == 2 and "no such folder" in r.stderr
+
+
+def test_the_replaced_database_is_removed_and_readers_keep_theirs(built):
+    """A rebuild renames the new database over the old one; a reader that opened the old one keeps reading it,
+    and the old file is removed (by a child process, so the build need not wait for the blocks to be freed)."""
+    import time
+
+    claims, db_path, _ = built
+    reader = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    before = reader.execute("select count(*) from claims").fetchone()[0]
+    build(claims, db_path, today=date(2026, 11, 29), force=True)
+    assert reader.execute("select count(*) from claims").fetchone()[0] == before
+    reader.close()
+    deadline = time.monotonic() + 5
+    while list(db_path.parent.glob(".kb.db.*.tmp")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert list(db_path.parent.glob(".kb.db.*.tmp")) == []
+    assert sqlite3.connect(db_path).execute("pragma integrity_check").fetchone() == ("ok",)
