@@ -166,7 +166,7 @@ def test_contributor_html_is_escaped_everywhere(get):
 
 def test_robots_and_sql_time_limit_are_set(get):
     settings = get("/-/settings.json").json()
-    assert settings["sql_time_limit_ms"] == 3000 and settings["default_page_size"] == 25
+    assert settings["sql_time_limit_ms"] == 5000 and settings["default_page_size"] == 25
 
 
 # A real server, started the way users start it.
