@@ -164,7 +164,8 @@ class Snapshot:
         ids = sorted(set(report_ids))
         if not ids:
             return {}
-        # a LIKE per report: no JSON parsing of the rows that cannot match (ids are slugs: no % or _ to escape)
+        # a LIKE per report narrows the rows to parse (an _ in an id matching any character only lets more
+        # through); the JSON check below is the exact one
         where = " or ".join(["inputs like ?"] * len(ids))
         uses: dict[str, set[str]] = {}
         wanted = set(ids)

@@ -6,7 +6,6 @@ it see no errors."""
 from __future__ import annotations
 
 import hashlib
-import os
 import random
 import signal
 import sqlite3

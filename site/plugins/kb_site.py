@@ -7,7 +7,7 @@ http(s) URLs, never for other schemes.
 import json
 
 from datasette import hookimpl
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 STATUSES = {"confirmed", "secondary", "unverified", "contradicted", "derived", "disclosed", "partial", "absent"}
 REF_COLUMNS = {"patterns": "patterns", "topics": "omissions", "evidence": "claims", "inputs": "claims"}
