@@ -104,11 +104,7 @@ def build(
                 return updated
 
     stage("validating")
-    result = validate(claims_dir=claims_dir, today=today, progress=progress)
-    if result.errors or result.checked is None:
-        n = len(result.errors)
-        raise BuildError(f"{n} problem{'s' * (n != 1)} in the records; the database was not changed",
-                         result.errors)
+    result = _valid(validate(claims_dir=claims_dir, today=today, progress=progress))
     for rec in result.loaded.records:
         rec.forget_positions()  # every problem is reported; the texts are a large knowledge base's size again
 
@@ -117,6 +113,15 @@ def build(
     with _writer_lock(db_path):
         _remove_stale_temporaries(db_path)
         return _write(db_path, result, today, fingerprint)
+
+
+def _valid(result: Validation) -> Validation:
+    """The validation, or BuildError with its problems: a build never writes records with errors."""
+    if result.errors or result.checked is None:
+        n = len(result.errors)
+        raise BuildError(f"{n} problem{'s' * (n != 1)} in the records; the database was not changed",
+                         result.errors)
+    return result
 
 
 def _update(snapshot: Snapshot, today: date, fingerprint: str, stage: Callable) -> Optional[BuildResult]:
@@ -134,11 +139,7 @@ def _update(snapshot: Snapshot, today: date, fingerprint: str, stage: Callable) 
     paths, users = list(changed), set()
     stage("validating")
     while True:
-        result = _validate_some(paths, snapshot, today)
-        if result.errors or result.checked is None:
-            n = len(result.errors)
-            raise BuildError(f"{n} problem{'s' * (n != 1)} in the records; the database was not changed",
-                             result.errors)
+        result = _valid(_validate_some(paths, snapshot, today))
         new = {rec.report.id for rec in result.loaded.records}
         replaced = old | new
         used = snapshot.users(replaced)
