@@ -204,19 +204,25 @@ def graph() -> None:
     """
 
 
-def _load_graph(claims_dir: str):
-    from .graph import build_graph
-
+def _validated(claims_dir: str, command: str):
+    """The whole knowledge base, validated, for commands that answer from it; exit 2 without a folder, 1 with
+    problems in the records."""
     if not Path(claims_dir).is_dir():
-        click.echo(f"kb graph: {claims_dir}: no such folder", err=True)
+        click.echo(f"{command}: {claims_dir}: no such folder", err=True)
         sys.exit(2)
     result = run_validate(claims_dir=claims_dir)
     if result.errors:
         for p in result.errors:
             click.echo(str(p), err=True)
-        click.echo(f"kb graph: {len(result.errors)} problems in the records; fix them first (kb validate)", err=True)
+        click.echo(f"{command}: {len(result.errors)} problems in the records; fix them first (kb validate)", err=True)
         sys.exit(1)
-    return build_graph(result)
+    return result
+
+
+def _load_graph(claims_dir: str):
+    from .graph import build_graph
+
+    return build_graph(_validated(claims_dir, "kb graph"))
 
 
 def _unknown(kind: str, key: str, choices) -> None:
@@ -353,16 +359,7 @@ def export_graph(claims_dir, fmt, output):
 def _index(claims_dir: str, max_age: int = 365):
     from .cite import Index
 
-    if not Path(claims_dir).is_dir():
-        click.echo(f"kb: {claims_dir}: no such folder", err=True)
-        sys.exit(2)
-    result = run_validate(claims_dir=claims_dir)
-    if result.errors:
-        for p in result.errors:
-            click.echo(str(p), err=True)
-        click.echo(f"kb: {len(result.errors)} problems in the records; fix them first (kb validate)", err=True)
-        sys.exit(1)
-    return Index(result, max_age=max_age)
+    return Index(_validated(claims_dir, "kb"), max_age=max_age)
 
 
 def _search_output(idx, text: str, fmt: str) -> None:
