@@ -20,8 +20,8 @@ from .load import YamlError, _NodeLoader
 from .model import Claim, Disclosure, Report, Source
 
 MODELINE = "# yaml-language-server: $schema=../schema/record-v1.schema.json"
-_CLAIM_ORDER = ["id", "statement", "value", "bound", "unit", "source", "locator", "quote", "verified", "status",
-                "formula", "tolerance", "note", "patterns", "topics"]
+_CLAIM_ORDER = ["id", "statement", "value", "bound", "unit", "source", "locator", "quote", "quote_kind", "no_quote",
+                "verified", "status", "formula", "tolerance", "note", "patterns", "topics"]
 
 
 def _with_rest(order: list[str], model) -> list[str]:
@@ -31,7 +31,8 @@ def _with_rest(order: list[str], model) -> list[str]:
 
 ORDERS = {
     (): list(Report.model_fields),
-    ("sources", "*"): list(Source.model_fields),
+    ("sources", "*"): _with_rest(["id", "title", "url", "path", "kind", "version", "retrieved", "sha256", "checked"],
+                                 Source),
     ("claims", "*"): _with_rest(_CLAIM_ORDER, Claim),
     ("disclosures", "*"): list(Disclosure.model_fields),
 }

@@ -32,6 +32,7 @@ Slug = Annotated[str, Field(pattern=SLUG, max_length=100)]
 Status = Literal["confirmed", "secondary", "unverified", "contradicted", "derived"]
 Bound = Literal["exact", "about", "at-least", "at-most"]
 Verdict = Literal["disclosed", "partial", "absent"]
+QuoteKind = Literal["text", "table"]
 
 # Suffixes a written figure may carry: "14.8T", "2.788M", "119K", "37B".
 SUFFIXES = {"K": Decimal(10) ** 3, "M": Decimal(10) ** 6, "B": Decimal(10) ** 9, "T": Decimal(10) ** 12}
@@ -157,6 +158,13 @@ class Source(Strict):
     kind: Literal["primary", "secondary"]
     checked: date = Field(description="the day the link was last opened and found to hold")
     note: Optional[LongText] = None
+    # Which text was read: the version (arXiv "v3", a commit SHA, a page's date), the day its text was read, and
+    # the sha256 of its normalised text (kb sources fetch), so a later re-check can tell the words moved.
+    version: Optional[Annotated[str, Field(min_length=1, max_length=100)]] = Field(
+        None, description='the version read: arXiv "v3", a commit SHA, or the date a page shows')
+    retrieved: Optional[date] = Field(None, description="the day the source's text was read")
+    sha256: Optional[Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]] = Field(
+        None, description="sha256 of the normalised text read (as kb sources fetch computes it)")
 
     @model_validator(mode="after")
     def _url_or_path(self) -> "Source":
@@ -176,6 +184,12 @@ class Claim(Strict):
     source: Optional[Slug] = None
     locator: Optional[Text] = None
     quote: Optional[LongText] = None
+    # text: the quote is the source's sentence(s), verbatim; table: a table row, cells as printed joined by " | "
+    # (the table named in the locator).
+    quote_kind: QuoteKind = "text"
+    # Why a checked figure has no verbatim quote (read from a chart or image, say): a confirmed claim needs a
+    # quote or this.
+    no_quote: Optional[Text] = None
     verified: Optional[date] = None
     status: Status
     note: Optional[LongText] = None
