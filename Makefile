@@ -10,7 +10,7 @@ BIN := $(VENV)/bin
 $(BIN)/kb: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,pdf]'
+	$(BIN)/python -m pip install --quiet -e '.[test,pdf,bench]'
 	touch $(BIN)/kb
 
 serve: $(BIN)/kb
@@ -20,7 +20,7 @@ validate: $(BIN)/kb
 	$(BIN)/kb validate
 
 test: $(BIN)/kb
-	bash scripts/ensure-chromium
+	bash scripts/ensure-debian chromium
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 clean:

@@ -24,6 +24,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Iterable, Optional, Union
 
+from kb import clock
 from kb.load import YamlError, load_vocabulary, read_text, record_files, vocabulary_path
 from kb.model import Claim, Omission, Report, Vocabulary
 from kb.pipeline import Validation, validate
@@ -360,11 +361,12 @@ class KnowledgeBase:
     paths: dict[str, str]
 
     @classmethod
-    def load(cls, claims_dir: Union[str, Path], db: Union[str, Path, None] = None) -> "KnowledgeBase":
+    def load(cls, claims_dir: Union[str, Path, None], db: Union[str, Path, None] = None) -> "KnowledgeBase":
         """The knowledge base's reports and verdicts: from the database `db` for the files unchanged since it
-        was built (kb.snapshot), audited here for the others; all audited here when there is no such database."""
+        was built (kb.snapshot), audited here for the others; all audited here when there is no such database.
+        Without a knowledge base (claims_dir None), an empty one with the packaged vocabulary."""
         vocabulary = load_vocabulary(vocabulary_path(claims_dir))
-        if not Path(claims_dir).is_dir() or not record_files(claims_dir):
+        if claims_dir is None or not Path(claims_dir).is_dir() or not record_files(claims_dir):
             return cls(vocabulary, None, {}, {}, {})
         snapshot = open_snapshot(claims_dir, db)
         if snapshot is None:
@@ -458,7 +460,7 @@ def audit_text(path: Path, kb: KnowledgeBase, matcher: Optional[Matcher] = None)
     return Audit(str(path), "text", report_id, title, found, similar=kb.similar("", title))
 
 
-def audit_record(path: Path, kb: KnowledgeBase, claims_dir: Union[str, Path], today: date, max_age: int,
+def audit_record(path: Path, kb: KnowledgeBase, claims_dir: Union[str, Path, None], today: date, max_age: int,
                  matcher: Optional[Matcher] = None) -> Audit:
     v = validate([path], claims_dir=claims_dir, today=today, db=kb.snapshot)
     if v.loaded.problems or not v.loaded.records:
@@ -472,7 +474,7 @@ def audit_record(path: Path, kb: KnowledgeBase, claims_dir: Union[str, Path], to
     findings += compare_declared(rec, found)
     for o, verdict in found.items():
         verdict.cohort = kb.cohort(r.id, o, verdict.status)
-    in_kb = Path(path).resolve().parent == Path(claims_dir).resolve()
+    in_kb = claims_dir is not None and Path(path).resolve().parent == Path(claims_dir).resolve()
     similar = [s for s in kb.similar(r.id, r.title, r.organization, r.models)
                if not (in_kb and s["report"] == r.id)]
     for s in similar:
@@ -480,12 +482,13 @@ def audit_record(path: Path, kb: KnowledgeBase, claims_dir: Union[str, Path], to
     return Audit(str(path), "record", r.id, r.title, found, findings, similar)
 
 
-def audit_paths(paths: Iterable[Union[str, Path]], claims_dir: Union[str, Path] = "claims",
+def audit_paths(paths: Iterable[Union[str, Path]], claims_dir: Union[str, Path, None] = None,
                 today: Optional[date] = None, max_age: int = 365,
                 db: Union[str, Path, None] = None) -> list[Union[Audit, InputError]]:
     """Audit each file; an unreadable one yields its InputError in place of an Audit, the others still run.
-    `db`: a database built from claims_dir, read for the reports whose files have not changed since."""
-    today = today or date.today()
+    `claims_dir`: the knowledge base to compare with (None: none, the packaged vocabulary applies). `db`: a
+    database built from claims_dir, read for the reports whose files have not changed since."""
+    today = clock.today(today)
     kb = KnowledgeBase.load(claims_dir, db)
     matcher = Matcher(kb.vocabulary)
     out: list[Union[Audit, InputError]] = []

@@ -3,28 +3,34 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
+
+from kb import clock, locate
+from kb.cli import TODAY_OPTION
 
 from .audit import LEVELS, Audit
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("files", nargs=-1, required=True, type=click.Path())
-@click.option("--claims", "claims_dir", default="claims", show_default=True, type=click.Path(file_okay=False),
-              help="The knowledge base to compare with (and whose claims a record's formulas may use).")
-@click.option("--db", "db_path", default="site/kb.db", show_default=True, type=click.Path(dir_okay=False),
-              help="The database `kb build` wrote from --claims: the reports whose files have not changed since "
-                   "are read from it, not from their files (much quicker on a large knowledge base). Ignored when "
-                   "missing or built from another vocabulary or version.")
+@click.option("--claims", "claims_dir", default=None, type=click.Path(file_okay=False),
+              help="The knowledge base to compare with (and whose claims a record's formulas may use) "
+                   "[default: claims/ in the current folder or the nearest parent].")
+@click.option("--db", "db_path", default=None, type=click.Path(dir_okay=False),
+              help="The database `kb build` wrote from the knowledge base: the reports whose files have not changed "
+                   "since are read from it, not from their files (much quicker on a large knowledge base). Ignored "
+                   "when missing or built from another vocabulary or version [default: site/kb.db beside claims/].")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
               help="text for a terminal, json for programs, markdown for a pull-request comment.")
 @click.option("--fail-on", type=click.Choice(["partial", "absent"]),
               help="Exit 1 when any omission is at or below this level.")
 @click.option("--max-age", default=365, show_default=True, type=click.IntRange(0),
               help="Checks older than this many days are reported as stale.")
+@TODAY_OPTION
 @click.version_option(package_name="report-claims")
-def audit(files, claims_dir, db_path, fmt, fail_on, max_age):
+def audit(files, claims_dir, db_path, fmt, fail_on, max_age, today):
     """Audit training reports for the five recurring omissions.
 
     FILES are records in format v1 (.yaml, validated as `kb validate` does) or report texts (.md, .txt; .pdf with
@@ -39,7 +45,12 @@ def audit(files, claims_dir, db_path, fmt, fail_on, max_age):
     from .audit import audit_paths
     from .render import as_json, as_markdown, as_text
 
-    results = audit_paths(files, claims_dir=claims_dir, max_age=max_age, db=db_path)
+    where = locate.find(claims_dir)
+    if where is None:
+        click.echo(f"audit: no knowledge base to compare with (no claims/ folder in {Path.cwd()} or above it; give "
+                   f"--claims DIR): verdicts only, without the cohort or similar reports", err=True)
+    results = audit_paths(files, claims_dir=where.claims if where else None, today=clock.today(today),
+                          max_age=max_age, db=db_path or (where.database if where else None))
     if fmt == "json":
         click.echo(as_json(results))
     elif fmt == "markdown":

@@ -17,14 +17,13 @@ from __future__ import annotations
 import json
 import random
 import re
-import shutil
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
-ROOT = Path(__file__).resolve().parent.parent
-VOCABULARY = ROOT / "claims" / "_vocabulary.yaml"
+from kb import clock
+
 
 PATTERNS = ["spike-layers", "failure-scaling", "staged-data-mix", "proxy-experiments", "arch-is-infra"]
 OMISSIONS = ["failed-runs", "data-filtering", "hp-search", "ops-staffing", "contamination"]
@@ -324,7 +323,7 @@ def _item(d: dict, indent: str) -> list[str]:
 
 def records(reports: int, claims: int, seed: int = 0, today: Optional[date] = None) -> Iterator[_Report]:
     rng = random.Random(seed)
-    today = today or date.today()
+    today = clock.today(today)
     earlier: list[tuple[str, str, float]] = []
     for i in range(reports):
         r = _Report(rng, i, claims, today, earlier)
@@ -335,12 +334,11 @@ def records(reports: int, claims: int, seed: int = 0, today: Optional[date] = No
 def generate(folder: Path, reports: int, claims: int, seed: int = 0, today: Optional[date] = None,
              flat_yaml: Optional[Path] = None, flat_json: Optional[Path] = None) -> Corpus:
     """Write a knowledge base of `reports` records × `claims` claims to folder (created, emptied of records
-    first), with a copy of the vocabulary; optionally the same claims flattened into one YAML and one JSON file."""
+    first; the packaged vocabulary applies); optionally the same claims flattened into one YAML and one JSON file."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     for old in folder.glob("*.yaml"):
         old.unlink()
-    shutil.copy(VOCABULARY, folder / "_vocabulary.yaml")
     corpus = Corpus(folder, reports, 0, 0, 0)
     yaml_out = open(flat_yaml, "w", encoding="utf-8") if flat_yaml else None
     rows: list[dict] = []

@@ -72,7 +72,7 @@ def stages(folder: Path, work: Path) -> dict:
     """Where a cold build's time goes, stage by stage, the way kb.store.build runs them."""
     from datetime import date
 
-    from kb import store
+    from kb import clock, store
     from kb.checks import check
     from kb.graph import elements
     from kb.load import load_paths, load_vocabulary, vocabulary_path
@@ -84,7 +84,7 @@ def stages(folder: Path, work: Path) -> dict:
     loaded = load_paths([folder])
     out["load: YAML + pydantic (kb.load)"] = time.perf_counter() - t
     t = time.perf_counter()
-    checked = check(loaded.records, vocabulary, today=date.today())
+    checked = check(loaded.records, vocabulary, today=clock.today())
     out["checks (kb.checks)"] = time.perf_counter() - t
     v = Validation(loaded, checked, vocabulary, loaded.problems + checked.problems, claims_dir=folder)
     t = time.perf_counter()
@@ -94,7 +94,7 @@ def stages(folder: Path, work: Path) -> dict:
     elements(v)
     out["pattern graph (kb.graph)"] = time.perf_counter() - t
     t = time.perf_counter()
-    store.write_database(work / "stages.db", v, date.today())
+    store.write_database(work / "stages.db", v, clock.today())
     whole = time.perf_counter() - t
     out["write SQLite: rows, indexes, FTS"] = (
         whole - out["auditor verdicts (kb_verdicts)"]

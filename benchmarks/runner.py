@@ -1,4 +1,4 @@
-"""The benchmark: `python -m benchmarks [--reports N --claims M] [--quick] [--big]`.
+"""The benchmark: `python -m benchmarks [--reports N --claims M] [--quick] [--big] [--hostile]`.
 
 Every measurement is printed as a ratio against a baseline measured in the same run, on the same machine, next
 to its target and PASS or MISS. Absolute seconds are printed for reading, never judged (except the warm rebuild,
@@ -89,7 +89,13 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--load-seconds", type=float, default=None, help="Datasette load duration at 100,000 claims")
     ap.add_argument("--keep", type=Path, help="work in this folder and keep it (default: a temporary folder)")
     ap.add_argument("--json", type=Path, help="also write every measurement here as JSON")
+    ap.add_argument("--hostile", action="store_true",
+                    help="only time the hostile-input corpus (tests/hostile) beyond each command's start-up")
     a = ap.parse_args(argv)
+    if a.hostile:
+        from . import hostile
+
+        return hostile.main()
     if a.quick:
         a.reports = min(a.reports, 100)
     # 60 s: about 70 requests per page, so a p95 is not just the slowest of 20 (which moved the ratios by 2x

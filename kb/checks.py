@@ -15,6 +15,7 @@ from datetime import date
 from pathlib import Path
 from typing import Iterable, Optional, Protocol, Union
 
+from . import clock
 from . import formula as F
 from .load import Loaded
 from .model import Claim, Report, Vocabulary
@@ -92,7 +93,7 @@ def check(
     knowledge base, when validating a single new file): records, or a Context that finds them."""
     if not hasattr(context, "summaries"):
         context = RecordsContext(context)  # type: ignore[arg-type]
-    today = today or date.today()
+    today = clock.today(today)
     out = Checked(records)
     units = unit_index(vocabulary)
     patterns, omissions = set(vocabulary.pattern_ids), set(vocabulary.omission_ids)
@@ -107,6 +108,9 @@ def check(
 
     _check_derived(records, lambda report_id: seen_ids.get(report_id) or context.record(report_id), out)
     out.problems += near_duplicates(records, context.summaries())
+    salvaged = {rec.path: rec for rec in records if rec.salvaged}
+    if salvaged:  # what the checks say of the stand-ins of values already reported is not news
+        out.problems = [p for p in out.problems if p.path not in salvaged or not salvaged[p.path].hides(p)]
     return out
 
 
@@ -186,18 +190,18 @@ def _check_record(rec: Loaded, patterns, omissions, units, today: date, unnormal
             add(rec.problem(f"source {c.source!r} is not defined in sources (defined: {known})", *at, "source"))
         if c.status == "derived":
             if not c.formula:
-                add(rec.problem("a derived claim needs a formula", *at, "status"))
+                add(rec.problem("a derived claim needs a formula", *at, "formula"))
             if c.value is None:
-                add(rec.problem("a derived claim needs a stated value to check the formula against", *at, "status"))
+                add(rec.problem("a derived claim needs a stated value to check the formula against", *at, "value"))
         else:
             if c.formula:
                 add(rec.problem(f"a formula is only for derived claims (status is {c.status!r})", *at, "formula"))
             if c.source is None:
                 add(rec.problem("no source: a claim that is not derived should name one of the sources",
                                 *at, "status", severity="warning"))
-            if c.verified is None:
-                add(rec.problem("no check date (verified): the day the figure was checked against the source",
-                                *at, "status", severity="warning"))
+            if c.verified is None and c.status != "unverified":
+                add(rec.problem(f"no check date (verified): a {c.status} claim needs the day its figure was checked "
+                                f"against the source (only an unverified claim may have none)", *at, "status"))
         if c.status == "contradicted" and not c.note:
             add(rec.problem("a contradicted claim needs a note saying what the source says instead", *at, "status"))
         if c.verified is not None:
@@ -218,10 +222,11 @@ def _check_record(rec: Loaded, patterns, omissions, units, today: date, unnormal
                     add(rec.problem(f"unit {c.unit!r} looks like a typo of {typo!r}", *at, "unit"))
                 else:
                     unnormalized[c.unit] += 1
-            elif norm.base == "percent" and c.value is not None:
+            elif c.value is not None:
                 for v in (c.low, c.high):
-                    if not 0 <= v <= 100:
-                        add(rec.problem(f"{v} percent is outside 0–100", *at, "value"))
+                    why = norm.outside(v)
+                    if why:
+                        add(rec.problem(f"{c.value_text} {c.unit} is impossible: {why}", *at, "value"))
                         break
 
     for key, d in r.disclosures.items():
@@ -312,6 +317,9 @@ def _check_derived(records: list[Loaded], find, out: Checked) -> None:
                         raise F.FormulaError(f"{ref!r} could not be computed")
                     return v
                 if tc.value is None:
+                    i = next(i for i, x in enumerate(target.report.claims) if x is tc)
+                    if {("claims", i), ("claims", i, "value")} & target.salvaged:
+                        raise _Unknown(f"{ref!r} has no valid figure")  # reported where the figure is
                     raise F.FormulaError(f"{ref!r} has no figure")
                 if tc.is_range:
                     raise F.FormulaError(f"{ref!r} is a range; a formula needs a single figure")
@@ -336,7 +344,7 @@ def _check_derived(records: list[Loaded], find, out: Checked) -> None:
             raise
         except F.FormulaError as e:
             check.error = str(e)
-            if id(rec) in own:
+            if id(rec) in own and not isinstance(e, _Unknown):
                 out.problems.append(rec.problem(f"formula {c.formula!r}: {e}", *loc))
         state[key] = "done"
         results[key] = value
@@ -353,6 +361,10 @@ def _check_derived(records: list[Loaded], find, out: Checked) -> None:
 
 class _Cycle(Exception):
     pass
+
+
+class _Unknown(F.FormulaError):
+    """An input whose figure was not valid: its own problem is reported, the formula's is not."""
 
 
 def _fmt(x: float) -> str:

@@ -11,6 +11,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Optional
 
+from . import clock
 from .model import Claim, Report, Source
 
 _BOUND_WORDS = {"about": "about ", "at-least": "at least ", "at-most": "at most ", "exact": ""}
@@ -73,7 +74,7 @@ class Index:
 
     def __init__(self, validation, today: Optional[date] = None, max_age: int = DEFAULT_MAX_AGE):
         self.validation = validation
-        self.today = today or date.today()
+        self.today = clock.today(today)
         self.max_age = max_age
         self.claims: dict[str, Cited] = {}
         derived = validation.checked.derived if validation.checked else {}

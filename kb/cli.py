@@ -9,17 +9,45 @@ from pathlib import Path
 
 import click
 
-from .pipeline import DEFAULT_CLAIMS, validate as run_validate
-from .problems import under_github_actions
+from . import clock, locate
+from .pipeline import validate as run_validate
+from .problems import plural, under_github_actions
 
 CLAIMS_OPTION = click.option(
     "--claims",
     "claims_dir",
-    default=DEFAULT_CLAIMS,
-    show_default=True,
+    default=None,
     type=click.Path(file_okay=False),
-    help="The knowledge base: a folder of records with its _vocabulary.yaml.",
+    help="The knowledge base's records folder [default: claims/ in the current folder or the nearest parent].",
 )
+
+
+class Day(click.ParamType):
+    name = "DATE"
+
+    def convert(self, value, param, ctx):
+        if hasattr(value, "isoformat"):
+            return value
+        try:
+            return clock.parse_day(value, "--today")
+        except clock.ClockError as e:
+            self.fail(str(e), param, ctx)
+
+
+TODAY_OPTION = click.option(
+    "--today", type=Day(), envvar=clock.ENV, default=None,
+    help="The day dates are judged against: stale checks, citability, dates in the future (YYYY-MM-DD) "
+         "[default: $KB_TODAY, else the system's date].")
+
+
+def _kb(claims_dir, command: str) -> locate.Location:
+    """The knowledge base a command works on, or exit 2 naming what was looked for."""
+    found = locate.find(claims_dir)
+    if found is None:
+        click.echo(f"{command}: no knowledge base here: no claims/ folder in {Path.cwd()} or any folder above it; "
+                   f"give --claims DIR", err=True)
+        sys.exit(2)
+    return found
 FORMAT_TEXT_JSON = click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
     help="text for people, json for programs.",
@@ -60,25 +88,31 @@ def _iter_bar(items, label):
 @click.argument("paths", nargs=-1, type=click.Path())
 @CLAIMS_OPTION
 @click.option(
-    "--db", "db_path", default="site/kb.db", show_default=True, type=click.Path(dir_okay=False),
-    help="With PATHS: the database `kb build` wrote from --claims, read for the records whose files have not "
-         "changed since (much quicker on a large knowledge base). Ignored when missing or built from another "
-         "vocabulary or version.")
+    "--db", "db_path", default=None, type=click.Path(dir_okay=False),
+    help="With PATHS: the database `kb build` wrote from the knowledge base, read for the records whose files have "
+         "not changed since (much quicker on a large knowledge base); ignored when missing or built from another "
+         "vocabulary or version [default: site/kb.db beside claims/].")
 @FORMAT_TEXT_JSON
 @click.option("--strict", is_flag=True, help="Treat warnings (a claim without source or check date) as problems.")
-def validate(paths: tuple[str, ...], claims_dir: str, db_path: str, fmt: str, strict: bool) -> None:
+@click.option("-v", "--verbose", is_flag=True, help="Also list the units that are kept as written (not normalized).")
+@TODAY_OPTION
+def validate(paths: tuple[str, ...], claims_dir, db_path, fmt: str, strict: bool, verbose: bool, today) -> None:
     """Check record files: every problem in every file, as file:line:col: message (field).
 
-    PATHS are files or folders (default: the --claims folder). Records already in the knowledge base serve
-    as context, so a formula may refer to their claims (and a new report is compared with them). Under
-    GitHub Actions (GITHUB_ACTIONS=true) problems are printed as ::error annotations.
+    PATHS are files or folders (default: the knowledge base's claims/ folder). Records already in the knowledge
+    base serve as context, so a formula may refer to their claims (and a new report is compared with them).
+    Under GitHub Actions (GITHUB_ACTIONS=true) problems are printed as ::error annotations.
 
-    Exit status: 0 no problems, 1 problems found, 2 a path cannot be read (missing, not UTF-8).
+    Exit status: 0 no problems, 1 problems found, 2 a path cannot be read (missing, not UTF-8) or no knowledge
+    base was found.
     """
+    where = _kb(claims_dir, "kb validate")
     with progress_bar("Validating") as bar:
-        result = run_validate(paths, claims_dir=claims_dir, progress=bar, db=db_path)
+        result = run_validate(paths, claims_dir=where.claims, today=clock.today(today), progress=bar,
+                              db=db_path or where.database)
     failing = [p for p in result.problems if p.severity == "error" or strict]
     code = 2 if result.unreadable else 1 if failing else 0
+    units = result.checked.unnormalized_units if result.checked else {}
     if fmt == "json":
         click.echo(json.dumps({
             "ok": code == 0,
@@ -86,27 +120,34 @@ def validate(paths: tuple[str, ...], claims_dir: str, db_path: str, fmt: str, st
             "records": len(result.loaded.records),
             "claims": result.claims,
             "problems": [p.as_dict() for p in result.problems],
-            "units_not_normalized": dict(result.checked.unnormalized_units) if result.checked else {},
+            "units_not_normalized": dict(units),
         }, indent=2, default=str))
         sys.exit(code)
     github = under_github_actions()
     for p in result.problems:
         click.echo(p.github() if github else str(p))
-    if result.checked and result.checked.unnormalized_units:
-        units = ", ".join(f"{u!r}" for u in sorted(result.checked.unnormalized_units))
-        click.echo(f"note: units not in the vocabulary (kept as written, not normalized): {units}", err=True)
+    if units:
+        if verbose:
+            listed = ", ".join(f"{u!r}" for u in sorted(units))
+            click.echo(f"note: units kept as written (not in the vocabulary, so not normalized): {listed}", err=True)
+        else:
+            click.echo(f"note: {plural(len(units), 'unit')} kept as written (not in the vocabulary, so not "
+                       f"normalized); --verbose lists them", err=True)
     errors = len(result.errors)
     warnings = len(result.problems) - errors
-    summary = (f"{result.loaded.files} files, {len(result.loaded.records)} records, {result.claims} claims: "
-               f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}")
+    summary = (f"{plural(result.loaded.files, 'file')}, {plural(len(result.loaded.records), 'record')}, "
+               f"{plural(result.claims, 'claim')}: {plural(errors, 'error')}, {plural(warnings, 'warning')}")
     click.echo(summary, err=True)
     sys.exit(code)
 
 
 DB_OPTION = click.option(
-    "--db", "db_path", default="site/kb.db", show_default=True, type=click.Path(dir_okay=False),
-    help="The SQLite database to write.",
+    "--db", "db_path", default=None, type=click.Path(dir_okay=False),
+    help="The SQLite database to write [default: site/kb.db beside claims/].",
 )
+
+# Exit status of `kb serve` when the port is taken (documented in --help and the README).
+PORT_BUSY = 2
 
 
 def _say(message: str) -> None:
@@ -114,13 +155,14 @@ def _say(message: str) -> None:
         click.echo(message, err=True)
 
 
-def _run_build(claims_dir: str, db_path: str, force: bool = False, quiet_when_current: bool = False):
+def _run_build(claims_dir, db_path, today, force: bool = False, quiet_when_current: bool = False):
     from .store import BuildError, build
 
     github = under_github_actions()
     try:
         with progress_bar("Validating") as bar:
-            result = build(claims_dir, db_path, force=force, progress=bar, on_stage=lambda s: _say(f"{s}..."))
+            result = build(claims_dir, db_path, today=clock.today(today), force=force, progress=bar,
+                           on_stage=lambda s: _say(f"{s}..."))
     except BuildError as e:
         for p in e.problems:
             click.echo(p.github() if github else str(p), err=True)
@@ -133,40 +175,64 @@ def _run_build(claims_dir: str, db_path: str, force: bool = False, quiet_when_cu
     if result.updated:
         u = result.updated
         names = ", ".join(u[:5]) + (f" and {len(u) - 5} more" if len(u) > 5 else "")
-        click.echo(f"updated {result.db_path}: {len(u)} report{'s' * (len(u) != 1)} ({names}) rewritten; "
+        click.echo(f"updated {result.db_path}: {plural(len(u), 'report')} ({names}) rewritten; "
+                   f"now {_counts(result.counts)}", err=True)
+    elif result.refreshed:
+        click.echo(f"updated {result.db_path}: the checks' ages and citability as of {result.today}; "
                    f"now {_counts(result.counts)}", err=True)
     else:
         click.echo(f"wrote {result.db_path}: {_counts(result.counts)}", err=True)
     n = result.counts.get("claims", 0)
-    click.echo(f"checked: all {n} claims of the records are in the database (checksum {result.checksum[:16]})",
-               err=True)
+    click.echo(f"checked: all {plural(n, 'claim')} of the records are in the database "
+               f"(checksum {result.checksum[:16]})", err=True)
     return result
 
 
 def _counts(counts: dict) -> str:
-    names = [("reports", "reports"), ("claims", "claims"), ("sources", "sources"), ("patterns", "patterns"),
-             ("omissions", "omissions"), ("claim_patterns", "pattern links"), ("claim_topics", "topic links"),
-             ("disclosures", "disclosures"), ("derived_checks", "derived checks")]
-    return ", ".join(f"{counts.get(k, 0)} {label}" for k, label in names)
+    names = [("reports", "report"), ("claims", "claim"), ("sources", "source"), ("patterns", "pattern"),
+             ("omissions", "omission"), ("claim_patterns", "pattern link"), ("claim_topics", "topic link"),
+             ("disclosures", "disclosure"), ("derived_checks", "derived check")]
+    return ", ".join(plural(counts.get(k, 0), label) for k, label in names)
 
 
 @cli.command()
 @CLAIMS_OPTION
 @DB_OPTION
-@click.option("--force", is_flag=True, help="Rebuild even when nothing changed.")
-def build(claims_dir: str, db_path: str, force: bool) -> None:
+@click.option("--force", is_flag=True, help="Rebuild from scratch even when nothing changed.")
+@TODAY_OPTION
+def build(claims_dir, db_path, force: bool, today) -> None:
     """Validate the records, then write the SQLite database for Datasette.
 
     The database is written to a temporary file beside the target and renamed over it, so a failed build
-    leaves the last good database in place. When no record, vocabulary or code changed since the last
-    build (on the same day), nothing is written.
+    leaves the last good database in place. When nothing that goes into it changed since the last build,
+    nothing is written; when a few record files changed (or only the day), the last database is updated.
 
-    Exit status: 0 built or up to date, 1 problems in the records (nothing written).
+    Exit status: 0 built or up to date, 1 problems in the records (nothing written), 2 no such folder.
     """
-    if not Path(claims_dir).is_dir():
-        click.echo(f"kb build: {claims_dir}: no such folder", err=True)
+    where = _kb(claims_dir, "kb build")
+    if not where.claims.is_dir():
+        click.echo(f"kb build: {where.claims}: no such folder", err=True)
         sys.exit(2)
-    _run_build(claims_dir, db_path, force)
+    _run_build(where.claims, db_path or where.database, today, force)
+
+
+def _port_free(host: str, port: int) -> bool:
+    import socket
+
+    if port == 0:
+        return True
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError:
+        return True  # an unknown host is Datasette's to report
+    family, _, _, _, address = infos[0]
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(address)
+        except OSError:
+            return False
+    return True
 
 
 @cli.command()
@@ -174,24 +240,32 @@ def build(claims_dir: str, db_path: str, force: bool) -> None:
 @click.option("--port", default=8001, show_default=True, type=click.IntRange(0, 65535),
               help="Port to listen on (0 picks a free one).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on (loopback by default).")
-@click.option("--site", "site_dir", default="site", show_default=True, type=click.Path(file_okay=False),
-              help="The Datasette configuration directory; the database is built at SITE/kb.db.")
-def serve(claims_dir: str, port: int, host: str, site_dir: str) -> None:
+@click.option("--site", "site_dir", default=None, type=click.Path(file_okay=False),
+              help="The Datasette configuration directory; the database is built at SITE/kb.db "
+                   "[default: site/ beside claims/].")
+@TODAY_OPTION
+def serve(claims_dir, port: int, host: str, site_dir, today) -> None:
     """Build the knowledge base if any record changed, then serve it with Datasette.
 
-    Open http://127.0.0.1:8001/ to browse, facet, search and export the claims, and /kb/-/omissions for
-    the omission heatmap. Stop with Ctrl-C.
+    Open http://127.0.0.1:8001/ to browse, facet, search and export the claims, and /omissions for the
+    omission heatmap. Stop with Ctrl-C.
 
-    Exit status: 0 stopped, 1 problems in the records (nothing served).
+    Exit status: 0 stopped, 1 problems in the records (nothing served), 2 no such folder or the port is busy.
     """
-    if not Path(claims_dir).is_dir():
-        click.echo(f"kb serve: {claims_dir}: no such folder", err=True)
+    where = _kb(claims_dir, "kb serve")
+    if not where.claims.is_dir():
+        click.echo(f"kb serve: {where.claims}: no such folder", err=True)
         sys.exit(2)
-    _run_build(claims_dir, str(Path(site_dir) / "kb.db"))
+    site = Path(site_dir) if site_dir else where.site
+    if not _port_free(host, port):
+        click.echo(f"kb serve: port {port} on {host} is busy (another server?); stop it or pick another with "
+                   f"--port", err=True)
+        sys.exit(PORT_BUSY)
+    _run_build(where.claims, site / "kb.db", today)
     from datasette.cli import cli as datasette_cli
 
-    click.echo(f"serving {site_dir}/ on http://{host}:{port}/", err=True)
-    datasette_cli.main(["serve", site_dir, "--host", host, "--port", str(port)], prog_name="datasette",
+    click.echo(f"serving {site}/ on http://{host}:{port}/", err=True)
+    datasette_cli.main(["serve", str(site), "--host", host, "--port", str(port)], prog_name="datasette",
                        standalone_mode=True)
 
 
@@ -204,13 +278,14 @@ def graph() -> None:
     """
 
 
-def _validated(claims_dir: str, command: str):
+def _validated(claims_dir, command: str, today=None):
     """The whole knowledge base, validated, for commands that answer from it; exit 2 without a folder, 1 with
     problems in the records."""
-    if not Path(claims_dir).is_dir():
-        click.echo(f"{command}: {claims_dir}: no such folder", err=True)
+    where = _kb(claims_dir, command)
+    if not where.claims.is_dir():
+        click.echo(f"{command}: {where.claims}: no such folder", err=True)
         sys.exit(2)
-    result = run_validate(claims_dir=claims_dir)
+    result = run_validate(claims_dir=where.claims, today=clock.today(today))
     if result.errors:
         for p in result.errors:
             click.echo(str(p), err=True)
@@ -356,10 +431,11 @@ def export_graph(claims_dir, fmt, output):
         click.echo(text)
 
 
-def _index(claims_dir: str, max_age: int = 365):
+def _index(claims_dir, command: str, max_age: int = 365, today=None):
     from .cite import Index
 
-    return Index(_validated(claims_dir, "kb"), max_age=max_age)
+    today = clock.today(today)
+    return Index(_validated(claims_dir, command, today), today=today, max_age=max_age)
 
 
 def _search_output(idx, text: str, fmt: str) -> None:
@@ -388,7 +464,8 @@ def _search_output(idx, text: str, fmt: str) -> None:
 @click.option("--allow", is_flag=True, help="Cite even a contradicted, unverified or stale claim.")
 @click.option("--max-age", default=365, show_default=True, type=click.IntRange(0),
               help="A check older than this many days is stale.")
-def cite(ref, claims_dir, fmt, search_text, allow, max_age):
+@TODAY_OPTION
+def cite(ref, claims_dir, fmt, search_text, allow, max_age, today):
     """Cite a checked figure: REF is report/claim, e.g. llama-3-405b/unexpected-interruptions.
 
     Prints the figure as a reader would write it, the report, the source's title and URL, the locator, the
@@ -399,7 +476,7 @@ def cite(ref, claims_dir, fmt, search_text, allow, max_age):
     """
     from .cite import render_citation
 
-    idx = _index(claims_dir, max_age)
+    idx = _index(claims_dir, "kb cite", max_age, today)
     if search_text is not None:
         _search_output(idx, search_text, "json" if fmt == "json" else "text")
         return
@@ -427,7 +504,7 @@ def search(text, claims_dir, fmt):
 
     Exit status: 0 found, 1 nothing matched.
     """
-    _search_output(_index(claims_dir), text, fmt)
+    _search_output(_index(claims_dir, "kb search"), text, fmt)
 
 
 @cli.command()
@@ -436,7 +513,8 @@ def search(text, claims_dir, fmt):
 @FORMAT_TEXT_JSON
 @click.option("--max-age", default=365, show_default=True, type=click.IntRange(0),
               help="A cited check older than this many days is a problem.")
-def check(docs, claims_dir, fmt, max_age):
+@TODAY_OPTION
+def check(docs, claims_dir, fmt, max_age, today):
     """Check the figures a planning document cites with [text](kb:report/claim) links.
 
     Every kb: link must resolve; the number in the link text must match the knowledge base (unit-aware and
@@ -449,7 +527,7 @@ def check(docs, claims_dir, fmt, max_age):
     from .cite import as_json_problems, check_document
     from .units import index as unit_index
 
-    idx = _index(claims_dir, max_age)
+    idx = _index(claims_dir, "kb check", max_age, today)
     units = unit_index(idx.validation.vocabulary)
     problems, unreadable = [], False
     for doc in docs:
@@ -475,7 +553,8 @@ def check(docs, claims_dir, fmt, max_age):
 @click.argument("doc", type=click.Path(exists=True, dir_okay=False))
 @CLAIMS_OPTION
 @click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write here, not stdout.")
-def render(doc, claims_dir, output):
+@TODAY_OPTION
+def render(doc, claims_dir, output, today):
     """Write DOC with its kb: links turned into links to the sources, and a footnote per figure with the
     source, locator, check date and status.
 
@@ -483,7 +562,7 @@ def render(doc, claims_dir, output):
     """
     from .cite import render_document
 
-    idx = _index(claims_dir)
+    idx = _index(claims_dir, "kb render", today=today)
     try:
         text = Path(doc).read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
@@ -505,7 +584,7 @@ def fmt(paths, claims_dir, check_only):
     """Rewrite records in one canonical key order and style, so diffs stay small.
 
     Values and comments are kept exactly as written: whole key blocks are moved, never re-serialised.
-    PATHS are files or folders (default: the --claims folder).
+    PATHS are files or folders (default: the knowledge base's claims/ folder).
 
     Exit status: 0 formatted (or, with --check, nothing to change), 1 a file would change (--check) or is
     not valid YAML, 2 a path cannot be read.
@@ -513,11 +592,12 @@ def fmt(paths, claims_dir, check_only):
     from .fmt import format_text
     from .load import YamlError, load_vocabulary, record_files, vocabulary_path
 
+    where = locate.find(claims_dir) if (claims_dir or paths) else _kb(claims_dir, "kb fmt")
     try:
-        order = load_vocabulary(vocabulary_path(claims_dir)).omission_ids
+        order = load_vocabulary(vocabulary_path(where.claims if where else None)).omission_ids
     except Exception:  # a broken vocabulary is kb validate's to report; keep the written order
         order = []
-    files = [f for p in (paths or [claims_dir]) for f in record_files(p)]
+    files = [f for p in (paths or [where.claims]) for f in record_files(p)]
     changed, failed, unreadable = [], False, False
     for f in files:
         try:
@@ -541,7 +621,7 @@ def fmt(paths, claims_dir, check_only):
                 f.write_text(new, encoding="utf-8")
                 click.echo(f"formatted {f}", err=True)
     if check_only:
-        click.echo(f"{len(files)} files, {len(changed)} to format", err=True)
+        click.echo(f"{plural(len(files), 'file')}, {len(changed)} to format", err=True)
     sys.exit(2 if unreadable else 1 if failed or (check_only and changed) else 0)
 
 
@@ -554,46 +634,26 @@ def fmt(paths, claims_dir, check_only):
 def new_record(report_id, claims_dir, title, organization, url):
     """Start a record: write CLAIMS/REPORT_ID.yaml from the template, with the editor modeline.
 
-    Then replace the placeholders, and run `kb validate --strict CLAIMS/REPORT_ID.yaml` and `kb fmt`.
+    Then replace every <placeholder> (kb validate names each one left), and run
+    `kb validate --strict CLAIMS/REPORT_ID.yaml` and `kb fmt`.
 
-    Exit status: 0 written, 1 the id exists or is not a valid id, 2 no template.
+    Exit status: 0 written, 1 the id exists or is not a valid id, or the URL is not http(s).
     """
-    import re as _re
+    from .template import TemplateError, new_record_text
 
-    from .model import SLUG
-
-    if not _re.match(SLUG, report_id):
-        click.echo(f"kb new: {report_id!r} is not a valid id (lowercase words joined by hyphens, starting with a "
-                   f"letter)", err=True)
-        sys.exit(1)
-    target = Path(claims_dir) / f"{report_id}.yaml"
+    where = _kb(claims_dir, "kb new")
+    target = where.claims / f"{report_id}.yaml"
     if target.exists() or target.with_suffix(".yml").exists():
         click.echo(f"kb new: {target} exists already; choose another id", err=True)
         sys.exit(1)
-    template = Path(claims_dir) / "_template.yaml"
-    if not template.exists():
-        template = Path(__file__).resolve().parent.parent / "claims" / "_template.yaml"
-    if not template.exists():
-        click.echo("kb new: no claims/_template.yaml to start from", err=True)
-        sys.exit(2)
-    text = template.read_text(encoding="utf-8")
-    lines = text.splitlines(keepends=True)
-    # The template's own header says how to use it; the new record keeps the modeline and the writing rules.
-    text = lines[0] + "".join(lines[4:])
-    text = text.replace("new-report", report_id)
-    for field, value in (("title", title), ("organization", organization), ("url", url)):
-        if value:
-            if field == "url" and not _re.match(r"^https?://\S+$", value):
-                click.echo(f"kb new: --url must be an http or https URL, got {value!r}", err=True)
-                sys.exit(1)
-            quoted = json.dumps(value) if _re.search(r"[:#\[\]{}&*!|>'\"%@`,]|^\s|\s$", value) else value
-            text = _re.sub(rf"(?m)^(\s*(?:- )?{field}: )[^#\n]*?(\s*#.*)?$",
-                           lambda m: m.group(1) + quoted + (m.group(2) or ""), text, count=2 if field == "title" else 1)
-    from .fmt import format_text
-
+    try:
+        text = new_record_text(report_id, where.claims, title, organization, url)
+    except TemplateError as e:
+        click.echo(f"kb new: {e}", err=True)
+        sys.exit(1)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(format_text(text), encoding="utf-8")
-    click.echo(f"wrote {target}: replace the placeholders, then kb validate --strict {target}", err=True)
+    target.write_text(text, encoding="utf-8")
+    click.echo(f"wrote {target}: replace every <placeholder>, then kb validate --strict {target}", err=True)
 
 
 @cli.command()
@@ -624,7 +684,8 @@ def plan() -> None:
               show_default=True, help="The claim giving failures per GPU-day (report/claim).")
 @CLAIMS_OPTION
 @FORMAT_TEXT_JSON
-def checkpoint(gpus, save_minutes, basis, claims_dir, fmt):
+@TODAY_OPTION
+def checkpoint(gpus, save_minutes, basis, claims_dir, fmt, today):
     """Plan a checkpoint interval: scale a cited failure rate (per GPU-day) to --gpus, then give the MTBF,
     the Young and Daly intervals and the expected loss to saving and recomputation, citing the basis.
 
@@ -634,7 +695,7 @@ def checkpoint(gpus, save_minutes, basis, claims_dir, fmt):
     from .plan import checkpoint_plan
     from .units import index as unit_index
 
-    idx = _index(claims_dir)
+    idx = _index(claims_dir, "kb plan", today=today)
     cited = idx.get(basis)
     if cited is None:
         click.echo(f"kb plan: no claim {basis!r}", err=True)

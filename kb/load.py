@@ -14,25 +14,31 @@ string, `12:30` is 750) and silently keep the last of two duplicate keys. Here:
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
+from importlib import resources
 
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Optional, Union, get_args, get_origin
+from datetime import date
+from typing import Annotated, Any, Iterable, Literal, Optional, Union, get_args, get_origin
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
 from .model import SLUG, Report, Vocabulary
-from .problems import Problem
+from .problems import Problem, shown
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 MAX_NODES = 100_000  # nodes built from one file, aliases counted each time they are followed
 MAX_DEPTH = 64
 
-VOCABULARY_FILE = "_vocabulary.yaml"
+VOCABULARY_FILE = "_vocabulary.yaml"  # a knowledge base's own vocabulary, in its claims folder
+TEMPLATE_FILE = "_template.yaml"
+PACKAGED_VOCABULARY = "vocabulary.yaml"
+PACKAGED_TEMPLATE = "template.yaml"
 _NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
 _PLAIN = "!kb/plain"
 _QUOTED = "!kb/quoted"
@@ -138,7 +144,7 @@ class _Builder:
                                 *_mark(key_node))
             if key in first:
                 line, col = _mark(key_node)
-                raise YamlError(f"duplicate key {key!r}: first at line {first[key][0]}, again at line {line}",
+                raise YamlError(f"duplicate key {shown(key)}: first at line {first[key][0]}, again at line {line}",
                                 line, col)
             first[key] = _mark(key_node)
             if self.record:
@@ -205,7 +211,12 @@ def parse_yaml(text: str, lazy: bool = False) -> tuple[Any, Union[Positions, Laz
         mark = e.problem_mark or e.context_mark
         what = e.problem or e.context or "invalid YAML"
         if e.context and e.problem:
-            what = f"{e.problem} ({e.context})"
+            opened = e.context_mark
+            if opened is not None and mark is not None and opened.line != mark.line:
+                # an unclosed quote or bracket is found at the end: say where it was opened
+                what = f"{e.problem} ({e.context} that starts at line {opened.line + 1}, column {opened.column + 1})"
+            else:
+                what = f"{e.problem} ({e.context})"
         if mark is None:
             raise YamlError(what)
         raise YamlError(what, mark.line + 1, mark.column + 1)
@@ -299,9 +310,17 @@ def _suggest(word: str, choices: Iterable[str]) -> str:
 
 
 def validation_problems(err: ValidationError, model: type, path: str, positions: Positions) -> list[Problem]:
+    return [problem for _, _, problem in _located_problems(err, model, path, positions)]
+
+
+def _located_problems(err: ValidationError, model: type, path: str, positions: Positions
+                      ) -> list[tuple[Loc, str, Problem]]:
+    """(where in the data, the error's kind, the problem) for each error pydantic found. A mapping key that is
+    not valid has the kind "key"."""
     out = []
     for e in err.errors(include_url=False):
-        loc = tuple(p for p in e["loc"] if not (isinstance(p, str) and ("[" in p or p.startswith("function-"))))
+        raw = e["loc"]
+        loc = tuple(p for p in raw if not (isinstance(p, str) and ("[" in p or p.startswith("function-"))))
         kind = e["type"]
         msg = e["msg"]
         if msg.startswith("Value error, "):
@@ -310,25 +329,25 @@ def validation_problems(err: ValidationError, model: type, path: str, positions:
         if kind == "extra_forbidden":
             holder = _model_at(model, loc)
             choices = holder.model_fields if holder else []
-            msg = f"unknown field {loc[-1]!r}{_suggest(loc[-1], choices)}"
+            msg = f"unknown field {shown(loc[-1])}{_suggest(loc[-1], choices)}"
             prefer_key = True
         elif kind == "missing":
             msg = f"missing required field {loc[-1]!r}"
         elif kind == "literal_error":
             expected = e.get("ctx", {}).get("expected", "")
             choices = re.findall(r"'([^']*)'", expected)
-            msg = f"{e['input']!r} is not one of {expected}{_suggest(e['input'], choices)}"
+            msg = f"{shown(e['input'])} is not one of {expected}{_suggest(e['input'], choices)}"
         elif kind in ("date_from_datetime_parsing", "date_parsing", "date_type", "date_from_datetime_inexact"):
-            msg = f"{e['input']!r} is not a date (write YYYY-MM-DD)"
+            msg = f"{shown(e['input'])} is not a date (write YYYY-MM-DD)"
         elif kind == "string_pattern_mismatch" and e.get("ctx", {}).get("pattern") == SLUG:
-            msg = f"{e['input']!r} is not a valid id (lowercase letters, digits and hyphens, starting with a letter)"
+            msg = f"{shown(e['input'])} is not a valid id (lowercase letters, digits and hyphens, starting with a letter)"
         elif kind == "string_too_long":
             msg = f"too long: {len(str(e['input'])):,} characters, at most {e['ctx']['max_length']:,}"
         elif kind in ("string_type", "list_type", "dict_type", "model_type", "model_attributes_type"):
             msg = f"{msg.rstrip('.')}, got {_kind_of(e['input'])}"
         line, col = positions.find(loc, prefer_key=prefer_key)
         field_path = ".".join(str(p) for p in loc) or None
-        out.append(Problem(path, msg, line, col, field_path))
+        out.append((loc, "key" if "[key]" in raw else kind, Problem(path, msg, line, col, field_path)))
     return out
 
 
@@ -339,7 +358,7 @@ def _kind_of(v: Any) -> str:
         return "a mapping"
     if isinstance(v, list):
         return "a list"
-    return repr(v)
+    return shown(v)
 
 
 @dataclass
@@ -351,6 +370,22 @@ class Loaded:
     positions: Union[Positions, LazyPositions]
     digest: Optional[str] = None  # sha256 of the file's bytes
     stamp: Optional[tuple[int, int]] = None  # (size, mtime_ns) of the file before it was read
+    # Where the file's values were not valid (a salvaged record): these hold stand-ins, so that the checks can
+    # still report every other problem of the file; what the checks find there is not reported.
+    salvaged: frozenset = frozenset()
+
+    def hides(self, problem: Problem) -> bool:
+        """Whether a problem the checks found is about a value that was not valid to begin with (or, for a
+        warning, about the claim or source that holds it: a misspelt `sorce` is not also a claim without a
+        source)."""
+        if not self.salvaged or problem.field is None:
+            return False
+        field = problem.field + "."
+        for loc in self.salvaged:
+            scope = loc if problem.severity == "error" or len(loc) < 2 else loc[:-1]
+            if field.startswith(".".join(map(str, scope)) + "."):
+                return True
+        return False
 
     def where(self, *loc: Any, key: bool = False) -> tuple[Optional[int], Optional[int]]:
         return self.positions.find(loc, prefer_key=key)
@@ -366,9 +401,12 @@ class Loaded:
 
 @dataclass
 class LoadResult:
-    records: list[Loaded] = field(default_factory=list)
+    records: list[Loaded] = field(default_factory=list)  # the records that are valid
     problems: list[Problem] = field(default_factory=list)
     files: int = 0
+    # Records of files with values that are not valid, with stand-ins for them: checked for the file's other
+    # problems, never built, cited or audited.
+    salvaged: list[Loaded] = field(default_factory=list)
 
     @property
     def reports(self) -> list[Report]:
@@ -378,6 +416,7 @@ class LoadResult:
         self.records += other.records
         self.problems += other.problems
         self.files += other.files
+        self.salvaged += other.salvaged
 
 
 def load_file(path: Union[str, Path], display: Optional[str] = None) -> LoadResult:
@@ -396,13 +435,130 @@ def load_file(path: Union[str, Path], display: Optional[str] = None) -> LoadResu
         line, col = positions.find(())
         result.problems.append(Problem(name, f"a record is a mapping of fields, got {_kind_of(data)}", line, col))
         return result
-    try:
-        report = Report.model_validate(data)
-    except ValidationError as err:
-        result.problems += validation_problems(err, Report, name, positions)
-        return result
-    result.records.append(Loaded(name, report, positions, digest, stamp))
+    report, problems, bad = validate_record(data, name, positions)
+    result.problems += problems
+    if report is not None:
+        loaded = Loaded(name, report, positions, digest, stamp, frozenset(bad))
+        (result.salvaged if problems else result.records).append(loaded)
     return result
+
+
+# A value left as the template wrote it: "<the report's own title>".
+PLACEHOLDER = re.compile(r"^<[^<>\n]{2,}>$")
+MAX_SALVAGE = 20  # rounds of stand-ins before a file's other problems are given up on
+
+
+def _placeholders(data: Any, loc: Loc = ()) -> Iterable[tuple[Loc, str]]:
+    if isinstance(data, dict):
+        for k, v in data.items():
+            yield from _placeholders(v, loc + (k,))
+    elif isinstance(data, list):
+        for i, v in enumerate(data):
+            yield from _placeholders(v, loc + (i,))
+    elif isinstance(data, str) and PLACEHOLDER.match(data.strip()):
+        yield loc, data
+
+
+def validate_record(data: dict, name: str, positions) -> tuple[Optional[Report], list[Problem], set[Loc]]:
+    """The record, the problems of its values, and where they are. Values left as the template's placeholders
+    and values that are not valid are reported, then replaced by stand-ins until the rest validates, so that the
+    checks can report the file's other problems too (the record comes back salvaged: see Loaded.salvaged).
+    Returns no record only when no stand-ins make it valid."""
+    problems: list[Problem] = []
+    bad: set[Loc] = set()
+    work = copy.deepcopy(data)
+    for loc, value in _placeholders(data):
+        line, col = positions.find(loc)
+        problems.append(Problem(name, f"{shown(value)} is a placeholder from the template: replace it with the "
+                                      f"record's own value, or delete the field if it is optional", line, col,
+                                ".".join(map(str, loc))))
+        bad.add(loc)
+        _stand_in(work, loc, "placeholder")
+    for _ in range(MAX_SALVAGE):
+        try:
+            return Report.model_validate(work), problems, bad
+        except ValidationError as err:
+            fresh = False
+            for loc, kind, problem in _located_problems(err, Report, name, positions):
+                if any(loc[:len(b)] == b for b in bad):
+                    continue  # a value already reported (a placeholder) seen again
+                problems.append(problem)
+                fresh = True
+                bad.add(loc)
+                _stand_in(work, loc, kind)
+            if not fresh:
+                break
+    return None, problems, bad
+
+
+def _stand_in(data: dict, loc: Loc, kind: str) -> None:
+    """Replace the value at loc by one that validates (or remove it, where that is valid)."""
+    if not loc:
+        return
+    parent: Any = data
+    for part in loc[:-1]:
+        try:
+            parent = parent[part]
+        except (KeyError, IndexError, TypeError):
+            return
+    key = loc[-1]
+    value = None if kind in ("extra_forbidden", "key") else _stand_in_value(_type_at(Report, loc), key)
+    if isinstance(parent, dict) and value is None:
+        parent.pop(key, None)  # an unknown field or key, or a figure: leave it out
+    elif isinstance(parent, (dict, list)):
+        try:
+            parent[key] = value
+        except (IndexError, TypeError):
+            return
+
+
+def _type_at(model: type, loc: Loc) -> Any:
+    """The type of the value at loc in a model (Any where the model does not say)."""
+    current: Any = model
+    for part in loc:
+        current = _unwrap(current)
+        if isinstance(part, int):
+            args = get_args(current)
+            current = args[0] if args else Any
+        elif isinstance(current, type) and issubclass(current, BaseModel):
+            f = current.model_fields.get(part)
+            if f is None:
+                return Any
+            current = f.annotation
+        elif get_origin(current) is dict:
+            current = get_args(current)[1]
+        else:
+            return Any
+    return current
+
+
+def _unwrap(annotation: Any) -> Any:
+    while True:
+        origin = get_origin(annotation)
+        if origin is Annotated:
+            annotation = get_args(annotation)[0]
+        elif origin is Union:
+            annotation = next((a for a in get_args(annotation) if a is not type(None)), Any)
+        else:
+            return annotation
+
+
+def _stand_in_value(annotation: Any, key: Any) -> Any:
+    t = _unwrap(annotation)
+    if isinstance(t, type) and issubclass(t, BaseModel):
+        return {name: _stand_in_value(f.annotation, name) for name, f in t.model_fields.items()
+                if f.is_required() or name == "url"}
+    if get_origin(t) is Literal:
+        return get_args(t)[0]
+    if t is date:
+        return "0001-01-01"
+    if t is str:
+        return "https://invalid.invalid/" if key == "url" else "x"
+    if get_origin(t) is list or t is list:
+        return []
+    if get_origin(t) is dict or t is dict:
+        return {}
+    return None
 
 
 def record_files(path: Union[str, Path]) -> list[Path]:
@@ -477,9 +633,25 @@ class VocabularyError(Exception):
         self.problems = problems
 
 
-def vocabulary_path(claims_dir: Union[str, Path]) -> Path:
-    """The vocabulary that goes with a claims folder; the packaged one when the folder has none."""
-    p = Path(claims_dir) / VOCABULARY_FILE
-    if p.exists():
-        return p
-    return Path(__file__).resolve().parent.parent / "claims" / VOCABULARY_FILE
+def packaged(name: str) -> Path:
+    """A data file shipped inside the kb package (the vocabulary, the record template)."""
+    return Path(str(resources.files("kb").joinpath(name)))
+
+
+def vocabulary_path(claims_dir: Union[str, Path, None]) -> Path:
+    """The vocabulary that goes with a claims folder: its own _vocabulary.yaml where it has one (a knowledge
+    base may add patterns, omissions or units), else the one shipped with the package."""
+    if claims_dir is not None:
+        p = Path(claims_dir) / VOCABULARY_FILE
+        if p.exists():
+            return p
+    return packaged(PACKAGED_VOCABULARY)
+
+
+def template_path(claims_dir: Union[str, Path, None]) -> Path:
+    """The template for a new record: the knowledge base's own _template.yaml, else the packaged one."""
+    if claims_dir is not None:
+        p = Path(claims_dir) / TEMPLATE_FILE
+        if p.exists():
+            return p
+    return packaged(PACKAGED_TEMPLATE)

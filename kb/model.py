@@ -24,6 +24,8 @@ from pydantic import (
     model_validator,
 )
 
+from .problems import shown
+
 # A record id or claim id: lowercase words joined by hyphens, starting with a letter (so that a formula can
 # tell an id from a number).
 SLUG = r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$"
@@ -53,7 +55,7 @@ def parse_number(text: Any) -> Number:
     leading zeros, sexagesimal 12:30, underscores), is rejected rather than guessed.
     """
     if isinstance(text, bool):
-        raise FigureError(f"{text!r} is a boolean, not a figure")
+        raise FigureError(f"{shown(text)} is a boolean, not a figure")
     if isinstance(text, int):
         return text
     if isinstance(text, float):
@@ -67,6 +69,8 @@ def parse_number(text: Any) -> Number:
     m = _SUFFIXED.match(s)
     if m:
         digits, scale = m.group(1), SUFFIXES[m.group(2)]
+    if len(digits) > 100:  # Decimal and int would overflow or crawl on a million digits
+        raise FigureError(f"{shown(text)} is not a figure: no figure needs more than 100 characters")
     if not _NUMBER.match(digits):
         hint = ""
         if re.match(r"^[+-]?\d{1,3}(,\d{3})+(\.\d+)?$", s):
@@ -77,15 +81,15 @@ def parse_number(text: Any) -> Number:
             hint = "; YAML 1.1 reads this as a base-60 number, quote it or write the figure in one unit"
         elif re.match(r"^[+-]?[\d.]+\s*-\s*[\d.]+$", s):
             hint = "; write a range as [low, high]"
-        raise FigureError(f"{text!r} is not a figure (a number, a number with K/M/B/T, or [low, high]){hint}")
+        raise FigureError(f"{shown(text)} is not a figure (a number, a number with K/M/B/T, or [low, high]){hint}")
     if re.match(r"^[+-]?0\d", digits):
-        raise FigureError(f"{text!r} has a leading zero, which YAML 1.1 reads as octal; write it without")
+        raise FigureError(f"{shown(text)} has a leading zero, which YAML 1.1 reads as octal; write it without")
     try:
         d = Decimal(digits) * scale
     except InvalidOperation:  # pragma: no cover - the regex admits only valid decimals
-        raise FigureError(f"{text!r} is not a number")
+        raise FigureError(f"{shown(text)} is not a number")
     if not d.is_finite() or abs(d) > Decimal("1e300"):
-        raise FigureError(f"{text!r} is out of range")
+        raise FigureError(f"{shown(text)} is out of range")
     if d == d.to_integral_value() and abs(d) < 10**18 and ("." not in digits and "e" not in digits.lower() or m):
         return int(d)
     return float(d)
@@ -135,7 +139,7 @@ def _http_url(v: str) -> str:
     if not re.match(r"^https?://[^\s/$.?#][^\s]*$", v, re.IGNORECASE):
         scheme = v.split(":", 1)[0] if ":" in v else ""
         why = f"the {scheme}: scheme is not allowed" if scheme else "not an absolute URL"
-        raise ValueError(f"URL must be http or https ({why}): {v!r}")
+        raise ValueError(f"URL must be http or https ({why}): {shown(v)}")
     return v
 
 
@@ -171,7 +175,7 @@ class Source(Strict):
         if not self.url and not self.path:
             raise ValueError("a source needs a url (or, for a file kept in this repository, a path)")
         if self.path and (self.path.startswith("/") or ".." in self.path.split("/")):
-            raise ValueError(f"path must stay inside the repository: {self.path!r}")
+            raise ValueError(f"path must stay inside the repository: {shown(self.path)}")
         return self
 
 
@@ -301,6 +305,9 @@ class Unit(Strict):
     base: Annotated[str, Field(min_length=1, max_length=100)]
     scale: PositiveNumber = 1
     aliases: list[Annotated[str, Field(min_length=1, max_length=100)]] = Field(default_factory=list)
+    # The range a figure in this unit can take (counts and sizes at least 0, percent 0 to 100, shares 0 to 1).
+    min: Optional[Annotated[Any, BeforeValidator(_as_number)]] = None
+    max: Optional[Annotated[Any, BeforeValidator(_as_number)]] = None
 
 
 class ChartAxis(Strict):

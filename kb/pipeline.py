@@ -14,9 +14,6 @@ from .model import Vocabulary
 from .problems import Problem
 from .snapshot import Snapshot, SnapshotContext, open_snapshot
 
-DEFAULT_CLAIMS = "claims"
-
-
 @dataclass
 class Validation:
     """What `kb validate` reports: the loaded records, the checks' findings, every problem."""
@@ -48,7 +45,7 @@ class Validation:
 
 def validate(
     paths: Iterable[Union[str, Path]] = (),
-    claims_dir: Union[str, Path] = DEFAULT_CLAIMS,
+    claims_dir: Union[str, Path, None] = "claims",
     today: Optional[date] = None,
     progress: Any = None,
     db: Union[str, Path, Snapshot, None] = None,
@@ -58,24 +55,29 @@ def validate(
     Records of the claims folder that are not among `paths` still serve as context, so a new record's formula
     may refer to claims of reports already in the knowledge base. With `db`, a database built from the claims
     folder, the context comes from it for the files that have not changed since (kb.snapshot), and only the
-    files a formula refers to are read."""
+    files a formula refers to are read. With claims_dir None (no knowledge base), `paths` are validated alone
+    against the packaged vocabulary."""
     given = bool(paths)
-    paths = [Path(p) for p in paths] or [Path(claims_dir)]
+    folder = Path(claims_dir) if claims_dir is not None else None
+    paths = [Path(p) for p in paths] or ([folder] if folder is not None else [])
     try:
-        vocabulary = load_vocabulary(vocabulary_path(claims_dir))
+        vocabulary = load_vocabulary(vocabulary_path(folder))
     except VocabularyError as e:
-        return Validation(LoadResult(), None, None, e.problems, claims_dir=Path(claims_dir))
+        return Validation(LoadResult(), None, None, e.problems, claims_dir=folder)
     loaded = load_paths(paths, progress=progress)
     context: Context = RecordsContext()
     # realpath, not Path.resolve: a loop of symbolic links is a problem reported for its file, not a crash
-    own = {os.path.realpath(r.path) for r in loaded.records}
-    snapshot = (db if isinstance(db, Snapshot) else open_snapshot(claims_dir, db)) if given else None
+    own = {os.path.realpath(r.path) for r in loaded.records + loaded.salvaged}
+    snapshot = None
+    if given and folder is not None:
+        snapshot = db if isinstance(db, Snapshot) else open_snapshot(folder, db)
     if snapshot is not None:
         context = SnapshotContext(snapshot, own)
-    elif Path(claims_dir).is_dir():
-        others = [f for f in record_files(claims_dir) if os.path.realpath(f) not in own]
+    elif folder is not None and folder.is_dir():
+        others = [f for f in record_files(folder) if os.path.realpath(f) not in own]
         if others:
             context = RecordsContext(load_paths(others).records)
-    checked = check(loaded.records, vocabulary, today=today, context=context)
+    # salvaged records (values that are not valid, replaced by stand-ins) are checked for their other problems
+    checked = check(loaded.records + loaded.salvaged, vocabulary, today=today, context=context)
     problems = sorted(loaded.problems + checked.problems, key=lambda p: (p.path, p.line or 0, p.col or 0))
-    return Validation(loaded, checked, vocabulary, problems, context, Path(claims_dir))
+    return Validation(loaded, checked, vocabulary, problems, context, folder)

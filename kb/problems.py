@@ -7,6 +7,18 @@ from dataclasses import asdict, dataclass
 from typing import Optional
 
 
+SHOWN_CHARS = 80  # how much of a value a message quotes
+MAX_MESSAGE = 600  # no message is longer, whatever it quotes
+
+
+def shown(value) -> str:
+    """A value as a message quotes it: repr, cut to about SHOWN_CHARS characters (a 5 MB line is not echoed)."""
+    text = repr(value)
+    if len(text) <= SHOWN_CHARS:
+        return text
+    return f"{text[:SHOWN_CHARS - 12]}…{text[-6:]} ({len(str(value)):,} characters)"
+
+
 @dataclass(frozen=True)
 class Problem:
     path: str
@@ -17,6 +29,11 @@ class Problem:
     severity: str = "error"  # error | warning
     # error: the file cannot be read at all (missing, not UTF-8); validate exits 2 rather than 1.
     unreadable: bool = False
+
+    def __post_init__(self) -> None:
+        if len(self.message) > MAX_MESSAGE:  # a safety net: messages quote values through shown()
+            half = MAX_MESSAGE // 2
+            object.__setattr__(self, "message", f"{self.message[:half]} … {self.message[-half:]}")
 
     def location(self) -> str:
         loc = self.path
@@ -57,3 +74,8 @@ def _escape_prop(s: str) -> str:
 
 def under_github_actions() -> bool:
     return os.environ.get("GITHUB_ACTIONS") == "true"
+
+
+def plural(n: int, word: str, many: Optional[str] = None) -> str:
+    """"1 file", "2 files"."""
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"

@@ -16,8 +16,8 @@ import hashlib
 import os
 import json
 import sqlite3
-import time
 from dataclasses import dataclass, field
+from datetime import date, timedelta
 from functools import cached_property
 from pathlib import Path
 from typing import Iterable, Optional, Union
@@ -183,6 +183,16 @@ class Snapshot:
             "select ref, value_text, low, high, status, formula, citable from claims "
             "where ref in (select value from json_each(?))", (json.dumps(sorted(refs)),))}
 
+    def gone_stale(self, since: date, today: date, max_age: int) -> set[str]:
+        """The reports with a confirmed or secondary claim that was citable on `since` and is stale `today`
+        (checked before today - max_age, on or after since - max_age)."""
+        if today <= since:
+            return set()
+        return {r for (r,) in self.rows(
+            "select distinct report from claims where status in ('confirmed', 'secondary') and verified >= ? "
+            "and verified < ?", ((since - timedelta(days=max_age)).isoformat(),
+                                 (today - timedelta(days=max_age)).isoformat()))}
+
     @cached_property
     def _by_report(self) -> dict[str, str]:
         return {report: rel for rel, report in self.unchanged.items()}
@@ -198,9 +208,11 @@ class Snapshot:
 RACY_NS = 2_000_000_000
 
 
-def trusted_stamp(stamp: Optional[tuple[int, int]]) -> Optional[str]:
-    """The (size, mtime_ns) stamp a build records for a file it read, or None when it is too recent to trust."""
-    if stamp is None or time.time_ns() - stamp[1] < RACY_NS:
+def trusted_stamp(stamp: Optional[tuple[int, int]], now_ns: int) -> Optional[str]:
+    """The (size, mtime_ns) stamp a build records for a file it read, or None when it is too recent to trust.
+    `now_ns` is the file system's clock (as git does, the mtime of the file being written: the process's clock
+    may be another, as under faketime)."""
+    if stamp is None or now_ns - stamp[1] < RACY_NS:
         return None
     return f"{stamp[0]}:{stamp[1]}"
 

@@ -22,6 +22,7 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Union
 
+from . import clock
 from .checks import Checked, check
 from .cite import Index, citation, figure
 from .load import LoadResult, load_vocabulary, vocabulary_path
@@ -52,6 +53,8 @@ class BuildResult:
     counts: dict[str, int] = field(default_factory=dict)
     checksum: str = ""
     warnings: list[Problem] = field(default_factory=list)
+    refreshed: bool = False  # an update that rewrote no report (the day changed, or files were only removed)
+    today: Optional[date] = None
 
 
 def inputs_fingerprint(claims_dir: Union[str, Path], today: date, files: Optional[dict] = None) -> str:
@@ -85,7 +88,7 @@ def build(
 ) -> BuildResult:
     """Validate the knowledge base and write it to db_path atomically. Raises BuildError on any problem."""
     claims_dir, db_path = Path(claims_dir), Path(db_path)
-    today = today or date.today()
+    today = clock.today(today)
     stage = on_stage or (lambda s: None)
     if not claims_dir.is_dir():
         raise BuildError(f"{claims_dir}: no such folder")
@@ -97,9 +100,12 @@ def build(
         if meta.get("fingerprint") == fingerprint:
             return BuildResult(db_path, skipped=True, counts=json.loads(meta.get("counts", "{}")),
                                checksum=meta.get("checksum", ""))
-        snapshot = open_snapshot(claims_dir, db_path, files) if meta.get("today") == today.isoformat() else None
+        # A build of an earlier day is updated too: the ages of the checks are refreshed, and the reports with a
+        # check that went stale since are rewritten. Going back in time may put dates in the future: a full build.
+        built_on = _day(meta.get("today"))
+        snapshot = open_snapshot(claims_dir, db_path, files) if built_on and built_on <= today else None
         if snapshot is not None:
-            updated = _update(snapshot, today, fingerprint, stage)
+            updated = _update(snapshot, today, fingerprint, stage, built_on)
             if updated is not None:
                 return updated
 
@@ -124,19 +130,30 @@ def _valid(result: Validation) -> Validation:
     return result
 
 
-def _update(snapshot: Snapshot, today: date, fingerprint: str, stage: Callable) -> Optional[BuildResult]:
+def _day(text: Optional[str]) -> Optional[date]:
+    try:
+        return date.fromisoformat(text) if text else None
+    except ValueError:
+        return None
+
+
+def _update(snapshot: Snapshot, today: date, fingerprint: str, stage: Callable,
+            built_on: date) -> Optional[BuildResult]:
     """Replace the rows of the reports whose files changed, in a copy of the last database. None when a full
     build is the better way (many files changed, or a new file takes the id of another report).
 
     A report whose formulas use a changed report's claims is rewritten too, but only when what its formulas
-    see of them changed (a figure, a status, citability), and so on through the reports that use it."""
+    see of them changed (a figure, a status, citability), and so on through the reports that use it. On a later
+    day than the last build, so is every report with a check that went stale in between."""
     changed, removed = snapshot.changed, snapshot.removed
+    aged = snapshot.gone_stale(built_on, today, STALE_AFTER_DAYS) - set(removed.values())
     limit = max(8, UPDATE_AT_MOST * len(snapshot.now))
-    if len(changed) + len(removed) > limit:
+    if len(changed) + len(removed) + len(aged) > limit:
         return None
     names = {relative_name(p, snapshot.claims_dir) for p in changed}
     old = {snapshot.built[rel][1] for rel in names if rel in snapshot.built} | set(removed.values())
-    paths, users = list(changed), set()
+    users = {r for r in aged if snapshot.path_of(r) is not None}
+    paths = list(changed) + [snapshot.path_of(r) for r in sorted(users)]
     stage("validating")
     while True:
         result = _valid(_validate_some(paths, snapshot, today))
@@ -161,7 +178,7 @@ def _update(snapshot: Snapshot, today: date, fingerprint: str, stage: Callable) 
         if read_meta(snapshot.db_path).get("fingerprint") != snapshot.meta.get("fingerprint"):
             return None  # another build replaced the database meanwhile
         return _write(snapshot.db_path, result, today, fingerprint,
-                      update=(replaced, [*names, *removed]))
+                      update=(replaced, [*names, *removed], built_on != today))
 
 
 def _validate_some(paths: list[Path], snapshot: Snapshot, today: date) -> Validation:
@@ -209,9 +226,10 @@ def _remove_stale_temporaries(db_path: Path) -> None:
 
 
 def _write(db_path: Path, result: Validation, today: date, fingerprint: str,
-           update: Optional[tuple[set[str], list[str]]] = None) -> BuildResult:
-    """Write a new database (or, with `update` = (reports, files), a copy of the last one with the rows of those
-    reports and files replaced) into a temporary file, check it holds the records' claims, rename it over."""
+           update: Optional[tuple[set[str], list[str], bool]] = None) -> BuildResult:
+    """Write a new database (or, with `update` = (reports, files, new day), a copy of the last one with the rows
+    of those reports and files replaced, and on a new day the checks' ages refreshed) into a temporary file,
+    check it holds the records' claims, rename it over."""
     fd, tmp_name = tempfile.mkstemp(prefix=f".{db_path.name}.", suffix=".tmp", dir=db_path.parent)
     os.close(fd)
     tmp = Path(tmp_name)
@@ -250,7 +268,8 @@ def _write(db_path: Path, result: Validation, today: date, fingerprint: str,
         tmp.unlink(missing_ok=True)
         raise
     return BuildResult(db_path, counts=counts, checksum=checksum, updated=sorted(update[0]) if update else [],
-                       warnings=[p for p in result.problems if p.severity != "error"])
+                       warnings=[p for p in result.problems if p.severity != "error"],
+                       refreshed=bool(update) and not update[0], today=today)
 
 
 def _replace(new: Path, db_path: Path) -> None:
@@ -527,7 +546,7 @@ def chart_points(result: Validation):
 
 
 
-def table_rows(result: Validation, today: date) -> dict[str, Callable[[], Iterable[dict]]]:
+def table_rows(result: Validation, today: date, fs_now_ns: int = 0) -> dict[str, Callable[[], Iterable[dict]]]:
     """For every table, a function giving its rows for the validated records (and the vocabulary). The rows
     are made as they are written, table by table: a large knowledge base's rows never all sit in memory."""
     vocabulary: Vocabulary = result.vocabulary  # type: ignore[assignment]
@@ -622,7 +641,7 @@ def table_rows(result: Validation, today: date) -> dict[str, Callable[[], Iterab
         digests = report_digests(result)
         claims_dir = Path(result.claims_dir or ".")
         return ({"path": relative_name(Path(rec.path), claims_dir), "sha256": rec.digest,
-                 "stamp": trusted_stamp(rec.stamp), "report": rec.report.id,
+                 "stamp": trusted_stamp(rec.stamp, fs_now_ns), "report": rec.report.id,
                  "checksum": digests[rec.report.id][0], "claims": digests[rec.report.id][1]} for rec in records)
 
     return {"reports": reports, "sources": sources, "patterns": patterns, "omissions": omissions,
@@ -643,12 +662,18 @@ def _insert(conn: sqlite3.Connection, name: str, rows: Iterable[dict]) -> int:
     return cursor.rowcount
 
 
+def _fs_clock(path: Path) -> int:
+    """The file system's time now, as the mtime of the file being written (touched)."""
+    path.touch()
+    return path.stat().st_mtime_ns
+
+
 def write_database(path: Path, result: Validation, today: date) -> dict[str, int]:
     """Write every table, index and view into a fresh database at path. Returns row counts per table."""
     import sqlite_utils
 
     vocabulary: Vocabulary = result.vocabulary  # type: ignore[assignment]
-    rows = table_rows(result, today)
+    rows = table_rows(result, today, _fs_clock(path))
     counts: dict[str, int] = {}
     db = sqlite_utils.Database(path, recreate=True)
     db.execute("pragma journal_mode = off")
@@ -678,10 +703,12 @@ REPORT_ROWS = ["claim_patterns", "claim_topics", "chart_points", "derived_checks
                "_files", "claims", "sources"]
 
 
-def update_database(path: Path, result: Validation, today: date, reports: set[str], files: list[str]) -> dict[str, int]:
+def update_database(path: Path, result: Validation, today: date, reports: set[str], files: list[str],
+                    new_day: bool = False) -> dict[str, int]:
     """In a copy of the last database at path: delete the rows of `reports` and of the record `files`, insert
-    the rows of the validated records (the changed files and the reports whose formulas use them)."""
-    rows = {name: list(make()) for name, make in table_rows(result, today).items()}
+    the rows of the validated records (the changed files and the reports whose formulas use them); on a new day,
+    count every check's age again (the reports whose citability changed with it are among `reports`)."""
+    rows = {name: list(make()) for name, make in table_rows(result, today, _fs_clock(path)).items()}
     doomed = json.dumps(sorted(reports))
     conn = sqlite3.connect(str(path), isolation_level=None)  # transactions are begun and committed here
     try:
@@ -718,6 +745,11 @@ def update_database(path: Path, result: Validation, today: date, reports: set[st
             for ref in dict.fromkeys(d.inputs) if (f"claim:{d.report}/{d.claim}", f"claim:{ref}") not in drawn]
         for name in ["reports", *reversed(REPORT_ROWS), "graph_nodes", "graph_edges"]:
             _insert(conn, name, rows[name])
+        if new_day:
+            conn.execute("update claims set age_days = cast(julianday(?) - julianday(verified) as integer) "
+                         "where verified is not null", (today.isoformat(),))
+            conn.execute("update sources set age_days = cast(julianday(?) - julianday(checked) as integer)",
+                         (today.isoformat(),))
         written = json.dumps(sorted(rec.report.id for rec in result.loaded.records))
         conn.execute("insert into claims_fts (rowid, statement, quote, note) select rowid, statement, quote, note "
                      "from claims where report in (select value from json_each(?))", (written,))

@@ -13,6 +13,18 @@ class Normalized:
     unit: str  # the vocabulary's unit id
     base: str  # the base unit values are converted to
     factor: float  # value × factor = value in base units
+    scale: float = 1.0  # the scale word written before the unit ("billion tokens": 1e9)
+    minimum: Optional[float] = None  # the unit's range, in the unit itself (percent: 0 to 100)
+    maximum: Optional[float] = None
+
+    def outside(self, value: float) -> Optional[str]:
+        """Why a value written in this unit is impossible ("below 0"), or None."""
+        v = value * self.scale
+        if self.minimum is not None and v < self.minimum:
+            return f"below {self.minimum:g}, the least a figure in {self.unit} can be"
+        if self.maximum is not None and v > self.maximum:
+            return f"above {self.maximum:g}, the most a figure in {self.unit} can be"
+        return None
 
 
 class UnitIndex:
@@ -20,7 +32,9 @@ class UnitIndex:
 
     def __init__(self, vocabulary: Vocabulary):
         self.names: dict[str, tuple[str, str, float]] = {}
+        self.ranges: dict[str, tuple[Optional[float], Optional[float]]] = {}
         for u in vocabulary.units:
+            self.ranges[u.id] = (None if u.min is None else float(u.min), None if u.max is None else float(u.max))
             for name in [u.id, *u.aliases]:
                 self.names[name.lower()] = (u.id, u.base, float(u.scale))
         self.scales = {k.lower(): float(v) for k, v in vocabulary.scales.items()}
@@ -44,7 +58,7 @@ class UnitIndex:
         if hit is None:
             return None
         unit_id, base, factor = hit
-        return Normalized(unit_id, base, factor * scale)
+        return Normalized(unit_id, base, factor * scale, scale, *self.ranges[unit_id])
 
     def likely_typo(self, unit: Optional[str]) -> Optional[str]:
         """The known unit this one is a letter or two away from ("interuptions" → "interruptions"), if any."""

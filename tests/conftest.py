@@ -1,72 +1,54 @@
-"""Shared fixtures: a small, valid record to break in each test, and helpers to run the commands."""
+"""Shared fixtures: a small, valid record to break in each test, and helpers to run the commands.
+
+Two rules hold for every test:
+- The clock is fixed. KB_TODAY is set to TODAY for each test (and the processes it starts), so no test reads the
+  real clock; a test about another day passes `today=` or `--today`.
+- Tests on fixed data read the fixture knowledge base (tests/fixtures/kb/claims, a frozen copy of the records),
+  never `claims/`, which contributors change; tests of `claims/` itself check invariants, not counts
+  (test_knowledge_base.py).
+"""
 
 from __future__ import annotations
 
-import shutil
-import textwrap
+from datetime import date
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
+from kb.load import packaged
+
 ROOT = Path(__file__).resolve().parent.parent
-CLAIMS = ROOT / "claims"
-VOCABULARY = CLAIMS / "_vocabulary.yaml"
+CLAIMS = ROOT / "tests" / "fixtures" / "kb" / "claims"  # the fixture knowledge base
+REAL_CLAIMS = ROOT / "claims"  # the project's knowledge base: invariants only
+VOCABULARY = packaged("vocabulary.yaml")
+TEMPLATE = packaged("template.yaml")
+TODAY = date(2026, 12, 1)
+
+
+@pytest.fixture(autouse=True)
+def fixed_clock(monkeypatch):
+    monkeypatch.setenv("KB_TODAY", TODAY.isoformat())
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """A skipped test is not a passing one: the run fails when any test skipped."""
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = reporter.stats.get("skipped", []) if reporter else []
+    if skipped and exitstatus == 0:
+        reporter.write_line(f"FAILED: {len(skipped)} test(s) skipped; every test must run (install every extra: "
+                            f"pip install -e '.[test,pdf,bench]')", red=True)
+        session.exitstatus = 1
 
 # A minimal record in format v1 that validates cleanly. Tests copy it and change one thing.
-GOOD = textwrap.dedent(
-    """\
-    id: example-run
-    title: An Example Training Report
-    organization: Example Lab
-    published: 2024-07-23
-    models: [Example 7B]
-    sources:
-      - id: paper
-        title: An Example Training Report
-        url: https://example.org/report
-        kind: primary
-        checked: 2026-08-02
-    claims:
-      - id: unexpected-interruptions
-        statement: 419 unexpected interruptions in a 54-day snapshot.
-        value: 419
-        unit: interruptions
-        source: paper
-        locator: Sec. 3.3.4
-        quote: The remaining 419 were unexpected interruptions
-        verified: 2026-08-02
-        status: confirmed
-        patterns: [failure-scaling]
-        topics: [ops-staffing]
-      - id: snapshot-days
-        statement: The statistics cover a 54-day snapshot.
-        value: 54
-        unit: days
-        source: paper
-        verified: 2026-08-02
-        status: confirmed
-      - id: hours-between-interruptions
-        statement: About one unexpected interruption every 3.1 hours.
-        value: 3.1
-        unit: hours
-        status: derived
-        formula: snapshot-days * 24 / unexpected-interruptions
-        tolerance: 0.02
-    disclosures:
-      ops-staffing: {status: partial, note: Interruption statistics but no staffing., claims: [unexpected-interruptions]}
-    unsaid:
-      - The tooling that produced the interruption statistics was not published.
-    """
-)
+GOOD = (ROOT / "tests" / "fixtures" / "good-record.yaml").read_text(encoding="utf-8")
 
 
 @pytest.fixture
 def kb_dir(tmp_path: Path) -> Path:
-    """An empty knowledge base folder with the project's vocabulary."""
+    """An empty knowledge base folder (the packaged vocabulary applies)."""
     d = tmp_path / "claims"
     d.mkdir()
-    shutil.copy(VOCABULARY, d / "_vocabulary.yaml")
     return d
 
 

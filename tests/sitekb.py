@@ -100,7 +100,6 @@ def make_site(tmp: Path) -> tuple[Path, Path]:
     """A claims folder with the three records and a copy of site/ (without a built database)."""
     claims = tmp / "claims"
     claims.mkdir(parents=True)
-    shutil.copy(VOCABULARY, claims / "_vocabulary.yaml")
     (claims / "example-run.yaml").write_text(GOOD)
     (claims / "second-run.yaml").write_text(SECOND)
     (claims / "hostile-run.yaml").write_text(HOSTILE)

@@ -145,3 +145,41 @@ def test_the_replaced_database_is_removed_and_readers_keep_theirs(built):
         time.sleep(0.05)
     assert list(db_path.parent.glob(".kb.db.*.tmp")) == []
     assert sqlite3.connect(db_path).execute("pragma integrity_check").fetchone() == ("ok",)
+
+
+def test_a_build_of_a_fresh_clone_leaves_git_status_clean(tmp_path):
+    """site/kb.db, site/inspect-data.json and the writer's lock are build outputs, ignored by git."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from conftest import ROOT
+
+    if not (ROOT / ".git").exists():  # pragma: no cover - a test of the repository itself
+        pytest.fail("not a git checkout: this test needs the repository")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(ROOT), str(clone)], check=True, timeout=120)
+    from test_knowledge_base import TODAY
+
+    kb = Path(sys.executable).parent / "kb"
+    r = subprocess.run([str(kb), "build", "--today", TODAY], cwd=clone, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert (clone / "site" / "kb.db").exists() and (clone / "site" / "inspect-data.json").exists()
+    status = subprocess.run(["git", "status", "--porcelain", "--ignored=no"], cwd=clone, capture_output=True,
+                            text=True, check=True).stdout
+    assert status == ""
+
+
+def test_serve_says_the_port_is_busy_and_exits_2(kb, tmp_path):
+    import socket
+
+    claims, site = make_site(tmp_path)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        r = kb("serve", "--claims", claims, "--site", site, "--port", port)
+    assert r.exit_code == 2
+    assert f"port {port} on 127.0.0.1 is busy" in r.stderr
+    assert "serving" not in r.stderr
+    assert "/omissions" in kb("serve", "--help").stdout and "/kb/-/omissions" not in kb("serve", "--help").stdout

@@ -99,7 +99,21 @@ def test_a_contradicted_claim_says_what_the_source_says(write, kb_dir):
 def test_percentages_stay_within_0_to_100(write, kb_dir):
     write(replace(replace(GOOD, "value: 419", "value: 130"), "unit: interruptions", "unit: percent"))
     found = problems(kb_dir)
-    assert any(p.endswith("130 percent is outside 0–100 (claims.0.value)") for p in found)
+    assert any(p.endswith("130 percent is impossible: above 100, the most a figure in percent can be "
+                          "(claims.0.value)") for p in found)
+
+
+@pytest.mark.parametrize("value, unit, why", [
+    ("-16384", "GPUs", "below 0, the least a figure in GPUs can be"),
+    ("-3", "billion tokens", "below 0, the least a figure in tokens can be"),
+    ("[-1, 5]", "days", "below 0, the least a figure in days can be"),
+    ("1.5", "share", "above 1, the most a figure in share can be"),
+])
+def test_each_unit_of_the_vocabulary_declares_the_range_its_figures_can_take(write, kb_dir, value, unit, why):
+    write(replace(replace(GOOD, "value: 419", f"value: {value}"), "unit: interruptions", f"unit: {unit}"))
+    found = [p for p in validate(claims_dir=kb_dir).problems if p.field == "claims.0.value"]
+    assert [(p.line, p.message) for p in found] == [(15, f"{value.strip('[]').replace(', ', '–')} {unit} is "
+                                                         f"impossible: {why}")]
 
 
 def test_a_unit_one_letter_off_is_a_likely_typo(write, kb_dir):
@@ -127,13 +141,26 @@ def test_known_units_with_scale_words_normalize():
     assert units.normalize("percent of 8-grams") is None
 
 
-def test_claims_without_source_or_check_date_are_warnings(write, kb_dir, kb):
-    write(replace(replace(GOOD, "    source: paper\n    locator", "    locator"), "    verified: 2026-08-02\n    status: confirmed\n    patterns", "    status: confirmed\n    patterns"))
+def test_a_claim_without_source_is_a_warning(write, kb_dir, kb):
+    write(replace(GOOD, "    source: paper\n    locator", "    locator"))
     assert problems(kb_dir) == []
     warnings = problems(kb_dir, strict=True)
-    assert len(warnings) == 2 and all(": warning: " in w for w in warnings)
+    assert len(warnings) == 1 and ": warning: no source" in warnings[0]
     assert kb("validate", "--claims", kb_dir).exit_code == 0
     assert kb("validate", "--claims", kb_dir, "--strict").exit_code == 1
+
+
+@pytest.mark.parametrize("status", ["confirmed", "secondary", "contradicted"])
+def test_only_an_unverified_claim_may_lack_a_check_date(write, kb_dir, status):
+    note = "\n    note: The source says otherwise." if status == "contradicted" else ""
+    write(replace(GOOD, "    verified: 2026-08-02\n    status: confirmed\n    patterns",
+                  f"    status: {status}{note}\n    patterns"))
+    assert problems(kb_dir) == [f"{kb_dir / 'example-run.yaml'}:20:13: no check date (verified): a {status} claim needs "
+                                f"the day its figure was checked against the source (only an unverified claim may "
+                                f"have none) (claims.0.status)"]
+    write(replace(GOOD, "    verified: 2026-08-02\n    status: confirmed\n    patterns",
+                  "    status: unverified\n    patterns"))
+    assert problems(kb_dir, strict=True) == []
 
 
 # Derived claims: the formula is recomputed and compared with the stated figure.
@@ -216,5 +243,5 @@ def test_a_derived_claim_needs_a_formula_and_only_derived_claims_have_one(write,
     text = replace(text, "status: confirmed\n    patterns", "status: confirmed\n    formula: 1 + 1\n    patterns")
     write(text)
     found = "\n".join(problems(kb_dir))
-    assert "a derived claim needs a formula (claims.2.status)" in found
+    assert "a derived claim needs a formula (claims.2.formula)" in found
     assert "a formula is only for derived claims (status is 'confirmed') (claims.0.formula)" in found

@@ -9,7 +9,7 @@ from datetime import date
 
 import pytest
 
-from conftest import CLAIMS, GOOD, ROOT, replace
+from conftest import CLAIMS, GOOD, ROOT, TODAY, VOCABULARY, replace
 from kb.cite import Index, figures_in, matches
 from kb.load import load_vocabulary
 from kb.model import Claim
@@ -18,6 +18,12 @@ from kb.plan import checkpoint_plan, daly_interval, mtbf_hours, young_interval
 from kb.units import index as unit_index
 
 DOC = ROOT / "docs" / "checkpoint-planning.md"
+
+
+@pytest.fixture(autouse=True)
+def in_the_fixture_knowledge_base(monkeypatch):
+    """Run from the fixture knowledge base's folder: the commands find its claims/ as they find a repository's."""
+    monkeypatch.chdir(CLAIMS.parent)
 
 
 def test_cite_as_markdown_text_bibtex_and_json(kb):
@@ -78,7 +84,7 @@ def test_search_finds_claims_by_fuzzy_match(kb):
 
 @pytest.fixture(scope="module")
 def units():
-    return unit_index(load_vocabulary(CLAIMS / "_vocabulary.yaml"))
+    return unit_index(load_vocabulary(VOCABULARY))
 
 
 def claim(value, unit, bound="exact"):
@@ -147,7 +153,7 @@ def test_check_reports_exactly_the_planted_problems(kb, kb_with_example, tmp_pat
         "kept: a complementary sequence-wise balance loss with alpha = 0.0001. The main balancing is bias-based "
         "(gamma = 0.001), so the loss is minimised, not removed.",
         f"{doc}:7:{col(7, '[54 days')}: kb:example-run/snapshot-days cannot be cited: its check is stale: "
-        f"{(date.today() - date(2026, 8, 2)).days} days old (limit 100)",
+        f"{(TODAY - date(2026, 8, 2)).days} days old (limit 100)",
         f"{doc}:8:{col(8, '[broken')}: malformed kb: link 'kb:llama-3-405b': write kb:report/claim",
         f"{doc}:8:{col(8, '(kb:bloom')}: malformed kb: link: write [text](kb:report/claim) on one line",
     ]
@@ -163,7 +169,7 @@ def test_check_as_json_and_as_github_annotations(kb, tmp_path):
 
 
 def test_the_worked_example_checks_out(kb):
-    r = kb("check", DOC)
+    r = kb("check", DOC, "--claims", CLAIMS)
     assert r.exit_code == 0, r.stdout
     assert "1 document: 0 problems" in r.stderr
 
@@ -185,7 +191,7 @@ def test_changing_a_cited_figure_fails_the_worked_example_at_its_line(kb, tmp_pa
 
 def test_render_links_sources_and_adds_a_footnote_per_figure(kb, tmp_path):
     out = tmp_path / "note.md"
-    r = kb("render", DOC, "-o", out)
+    r = kb("render", DOC, "-o", out, "--claims", CLAIMS)
     assert r.exit_code == 0
     text = out.read_text()
     assert "[419 unexpected interruptions](https://arxiv.org/abs/2407.21783)[^kb1]" in text

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -63,21 +64,61 @@ def test_every_record_carries_the_editor_modeline_and_vscode_maps_the_schema():
 
 
 def test_kb_new_writes_a_record_from_the_template_and_refuses_an_existing_id(kb, kb_dir):
-    shutil.copy(CLAIMS / "_template.yaml", kb_dir)
     r = kb("new", "gemma-2", "--claims", kb_dir, "--title", "Gemma 2: Open Models", "--organization", "Google",
            "--url", "https://arxiv.org/abs/2408.00118")
     assert r.exit_code == 0, r.output
     path = kb_dir / "gemma-2.yaml"
     text = path.read_text()
     assert text.startswith("# yaml-language-server: $schema=")
-    report = load_file(path).records[0].report
-    assert (report.id, report.title, report.organization) == ("gemma-2", "Gemma 2: Open Models", "Google")
-    assert report.sources[0].url == "https://arxiv.org/abs/2408.00118"
-    assert kb("validate", "--claims", kb_dir, "--strict").exit_code == 0
+    data = yaml.safe_load(text)
+    assert (data["id"], data["title"], data["organization"]) == ("gemma-2", "Gemma 2: Open Models", "Google")
+    assert data["sources"][0]["url"] == "https://arxiv.org/abs/2408.00118"
     assert kb("fmt", "--check", "--claims", kb_dir).exit_code == 0
+    # the placeholders left are errors until replaced
+    assert kb("validate", "--claims", kb_dir, "--strict").exit_code == 1
     again = kb("new", "gemma-2", "--claims", kb_dir)
     assert again.exit_code == 1 and "exists already" in again.stderr
     assert kb("new", "Gemma_2", "--claims", kb_dir).exit_code == 1
+
+
+def test_a_record_from_the_template_left_unedited_is_refused_at_every_placeholder(kb, kb_dir):
+    assert kb("new", "some-model", "--claims", kb_dir).exit_code == 0
+    path = kb_dir / "some-model.yaml"
+    lines = path.read_text().splitlines()
+    r = kb("validate", "--claims", kb_dir, "--strict", "--format", "json")
+    assert r.exit_code == 1
+    found = json.loads(r.stdout)["problems"]
+    placeholders = [n for n, line in enumerate(lines, 1) if re.search(r": <[^>]+>|^\s*- <|\[<", line)]
+    assert len(placeholders) >= 25  # title, organization, dates, URL, statements, figures, quotes, ...
+    flagged = {p["line"] for p in found if "is a placeholder from the template" in p["message"]}
+    assert flagged == set(placeholders)
+    assert [p for p in found if "placeholder" not in p["message"]] == []  # nothing said twice
+    assert kb("build", "--claims", kb_dir, "--db", kb_dir.parent / "kb.db").exit_code == 1
+
+
+def test_once_every_placeholder_is_replaced_the_template_record_validates(kb, kb_dir):
+    kb("new", "some-model", "--claims", kb_dir, "--title", "Some Model", "--organization", "Some Lab",
+       "--url", "https://example.org/some-model")
+    path = kb_dir / "some-model.yaml"
+    path.write_text(fill_in(path.read_text()))
+    r = kb("validate", "--claims", kb_dir, "--strict")
+    assert r.exit_code == 0, r.output
+
+
+def fill_in(text: str, figures=("1024", "30", "737K")) -> str:
+    """A record from the template with every <placeholder> replaced, as a contributor would (the figures: GPUs,
+    days, and the GPU-hours the template's formula gives)."""
+    filled = {"published": "2025-01-31", "retrieved": "2025-02-01", "checked": "2025-02-01",
+              "verified": "2025-02-01", "version": "v1", "status": "absent"}
+    figures = iter(figures)
+
+    def fill(m):
+        key = m.group(2)
+        value = next(figures) if key == "value" else filled.get(key, "Filled in.")
+        return f"{m.group(1)}{key}: {value}"
+
+    text = re.sub(r"(?m)^(\s*(?:- )?)(\w+): <[^>]+>", fill, text)
+    return re.sub(r"(?m)^(\s*- )<[^>]+>$", r"\1Filled in.", text.replace("[<model name and size>]", "[Some 7B]"))
 
 
 # kb fmt.
@@ -238,10 +279,9 @@ def test_the_contributor_path_end_to_end(tmp_path):
             "--url", "https://example.org/tiny")
     assert r.returncode == 0, r.stderr
     path = repo / "claims" / "tiny-model.yaml"
-    text = path.read_text()
-    # Fill in the fields, planting two mistakes first: a misspelt status and a figure with separators.
-    text = text.replace("value: 1024", "value: 1,024").replace("status: confirmed               #",
-                                                                "status: confirmd                #", 1)
+    # Fill in the fields, planting two mistakes: a misspelt status and a figure with separators.
+    text = fill_in(path.read_text(), figures=("1,024", "30", "737K"))
+    text = text.replace("status: confirmed               #", "status: confirmd                #", 1)
     path.write_text(text)
     r = run("kb", "validate", "--strict", "claims/tiny-model.yaml")
     assert r.returncode == 1
@@ -256,6 +296,7 @@ def test_the_contributor_path_end_to_end(tmp_path):
     assert run("kb", "fmt", "--check").returncode == 0
     built = run("kb", "build")
     assert built.returncode == 0, built.stderr
-    assert "10 reports" in built.stderr
+    reports = len(record_files(repo / "claims"))
+    assert f"{reports} reports" in built.stderr
     audit = run("audit", "--format", "markdown", "claims/tiny-model.yaml")
     assert audit.returncode == 0 and "### Audit: Tiny Model Technical Report" in audit.stdout

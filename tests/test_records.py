@@ -6,7 +6,6 @@ Each test writes a record with one thing wrong and shows what `kb validate` says
 from __future__ import annotations
 
 import json
-import time
 import tracemalloc
 
 import pytest
@@ -27,7 +26,7 @@ def test_a_good_record_validates_cleanly(kb, write, kb_dir):
     r = kb("validate", "--claims", kb_dir, "--strict")
     assert r.exit_code == 0, r.output
     assert r.stdout == ""
-    assert "1 records, 3 claims: 0 errors, 0 warnings" in r.stderr
+    assert "1 file, 1 record, 3 claims: 0 errors, 0 warnings" in r.stderr
 
 
 # YAML 1.2 meanings: a value is never silently changed.
@@ -153,9 +152,7 @@ ALIAS_BOMB = "\n".join(
 def test_an_alias_bomb_fails_fast_and_small(kb, write, kb_dir):
     # 9**10 values once expanded; refused before expanding anything.
     write(ALIAS_BOMB)
-    t0 = time.perf_counter()
-    r = kb("validate", "--claims", kb_dir)
-    assert time.perf_counter() - t0 < 1.0
+    r = kb("validate", "--claims", kb_dir)  # refused before expanding: it returns at all (tests/hostile times it)
     assert r.exit_code == 1
     assert "alias bomb" in only_problem(r)
     tracemalloc.start()
@@ -205,10 +202,27 @@ def test_a_syntax_error_names_file_and_line(kb, write, kb_dir):
 
 def test_a_five_megabyte_line_is_refused_as_too_long(kb, write, kb_dir):
     write(replace(GOOD, "statement: 419 unexpected", "statement: " + "x" * 5_000_000 + " 419 unexpected"))
-    t0 = time.perf_counter()
     r = kb("validate", "--claims", kb_dir)
-    assert time.perf_counter() - t0 < 2
     assert "too long: 5,000,051 characters, at most 2,000" in only_problem(r)
+
+
+@pytest.mark.parametrize("field, old", [("value", "value: 419"), ("id", "id: example-run"),
+                                        ("status", "status: confirmed"), ("url", "url: https://example.org/report")])
+def test_a_message_quotes_at_most_about_eighty_characters_of_a_value(kb, write, kb_dir, field, old):
+    write(replace(GOOD, old, f"{field}: " + "9" * 5_000_000))
+    r = kb("validate", "--claims", kb_dir)
+    assert r.exit_code == 1
+    assert 0 < len(r.stdout) < 1000 * len(r.stdout.splitlines())
+    assert all(len(line) < 400 for line in r.stdout.splitlines()), r.stdout[:2000]
+    assert "5,000,000 characters" in r.stdout
+
+
+def test_an_unclosed_quote_names_the_line_where_it_opened(kb, write, kb_dir):
+    write(replace(GOOD, "statement: 419 unexpected interruptions in a 54-day snapshot.",
+                  'statement: "419 unexpected interruptions in a 54-day snapshot.'))
+    problem = only_problem(kb("validate", "--claims", kb_dir))
+    assert problem.startswith(f"{kb_dir}/example-run.yaml:{len(GOOD.splitlines()) + 1}:")  # found at the end
+    assert "(while scanning a quoted scalar that starts at line 14, column 16)" in problem
 
 
 def test_a_missing_path_is_exit_2(kb, kb_dir):
@@ -234,15 +248,39 @@ def test_two_documents_in_one_file_are_refused(kb, write, kb_dir):
 
 
 def test_every_problem_of_every_file_in_one_run(kb, write, kb_dir):
+    def other(name: str) -> str:  # another report, not a near duplicate of the first
+        return replace(replace(GOOD, "id: example-run", f"id: {name}"), "organization: Example Lab",
+                       f"organization: {name.title()} Lab").replace("An Example Training Report", f"The {name} Report")
+
     write(replace(replace(GOOD, "status: confirmed", "status: confirmd"), "kind: primary", "kind: primry"))
-    write(replace(GOOD, "id: example-run", "id: second-run"), name="second-run")
-    write(replace(replace(GOOD, "id: example-run", "id: third-run"), "value: 419", "value: lots"), name="third-run")
+    write(other("second-run"), name="second-run")
+    write(replace(other("third-run"), "value: 419", "value: lots"), name="third-run")
     r = kb("validate", "--claims", kb_dir)
     lines = r.stdout.splitlines()
     assert len(lines) == 3
     assert [l.split(":")[0].rsplit("/", 1)[1] for l in lines] == ["example-run.yaml", "example-run.yaml",
                                                                    "third-run.yaml"]
-    assert "3 files, 1 records, 3 claims: 3 errors" in r.stderr
+    assert "3 files, 1 record, 3 claims: 3 errors" in r.stderr
+
+
+def test_values_that_are_not_valid_do_not_hide_the_files_other_problems(kb, write, kb_dir):
+    text = replace(GOOD, "id: example-run", "id: 9-example-run")  # an id may not start with a digit
+    text = replace(text, "value: 419", "value: 1,024")  # a figure a reader could take two ways
+    text = replace(text, "    source: paper\n    locator", "    source: papr\n    locator")  # no such source
+    text = replace(text, "value: 54", "value: -54")  # negative days
+    write(text)
+    r = kb("validate", "--claims", kb_dir, "--format", "json")
+    found = [(p["line"], p["field"], p["message"][:30]) for p in json.loads(r.stdout)["problems"]]
+    assert found == [
+        (1, "id", "'9-example-run' is not a valid"),
+        (15, "claims.0.value", "'1,024' is not a figure (a num"),
+        (17, "claims.0.source", "source 'papr' is not defined i"),
+        (26, "claims.1.value", "-54 days is impossible: below "),
+    ]
+    # nothing is said of the stand-ins: the id is not compared with the file name, the formula that uses the
+    # figure that is not valid is not reported, no claim is said to lack a figure
+    messages = " ".join(p["message"] for p in json.loads(r.stdout)["problems"])
+    assert "must equal the file name" not in messages and "formula" not in messages
 
 
 def test_github_annotations_under_actions(kb, write, kb_dir):
@@ -273,7 +311,7 @@ def test_validate_one_file_against_the_knowledge_base(kb, write, kb_dir, tmp_pat
     new.write_text(text)
     r = kb("validate", "--claims", kb_dir, new)
     assert r.exit_code == 0, r.output
-    assert "1 files, 1 records" in r.stderr
+    assert "1 file, 1 record" in r.stderr
 
 
 def test_help_documents_exit_codes(kb):

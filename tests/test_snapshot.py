@@ -18,7 +18,7 @@ import pytest
 import kb.load
 import kb.snapshot
 from auditor.audit import audit_paths
-from conftest import CLAIMS
+from conftest import CLAIMS, VOCABULARY
 from kb.pipeline import validate
 from kb.snapshot import open_snapshot
 from kb.store import build
@@ -113,8 +113,8 @@ def test_a_database_of_another_vocabulary_or_folder_is_not_used(kbdir, tmp_path)
     other = tmp_path / "other"
     shutil.copytree(claims, other)
     assert open_snapshot(other, db) is None  # built from another folder
-    vocabulary = claims / "_vocabulary.yaml"
-    vocabulary.write_text(vocabulary.read_text() + "\n")
+    # the knowledge base's own vocabulary, in place of the packaged one
+    (claims / "_vocabulary.yaml").write_text(VOCABULARY.read_text() + "\n")
     assert open_snapshot(claims, db) is None
     assert open_snapshot(claims, tmp_path / "missing.db") is None
     (tmp_path / "broken.db").write_text("not a database")

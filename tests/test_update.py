@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
-from datetime import date
+from datetime import date, timedelta
 
 import pytest
 
-from conftest import CLAIMS
+from conftest import CLAIMS, VOCABULARY
 from kb.store import TABLES, BuildError, build, database_checksum, read_meta
 
 TODAY = date(2026, 11, 29)
@@ -152,15 +152,12 @@ def test_a_new_file_that_takes_another_reports_id_gets_the_full_builds_error(kbd
     assert any("also used by" in p.message for p in e.value.problems)
 
 
-@pytest.mark.parametrize("what", ["day", "vocabulary", "many files"])
-def test_a_new_day_a_new_vocabulary_or_many_changed_files_make_a_full_build(kbdir, what):
+@pytest.mark.parametrize("what", ["vocabulary", "many files"])
+def test_a_new_vocabulary_or_many_changed_files_make_a_full_build(kbdir, what):
     claims, db = kbdir
     today = TODAY
-    if what == "day":
-        today = date(2026, 11, 30)
-        edit(claims / "olmo.yaml", "title: ", "title:  ")
-    elif what == "vocabulary":
-        (claims / "_vocabulary.yaml").write_text((claims / "_vocabulary.yaml").read_text() + "\n# changed\n")
+    if what == "vocabulary":
+        (claims / "_vocabulary.yaml").write_text(VOCABULARY.read_text() + "\n# changed\n")
         edit(claims / "olmo.yaml", "title: ", "title:  ")
     else:
         for f in sorted(claims.glob("[!_]*.yaml")):  # every file: past the share an update is worth
@@ -168,6 +165,44 @@ def test_a_new_day_a_new_vocabulary_or_many_changed_files_make_a_full_build(kbdi
     result = build(claims, db, today=today)
     assert not result.skipped and result.updated == []
     intact(db)
+
+
+def test_a_build_of_yesterday_is_updated_today_with_the_ages_of_the_checks_counted_again(kbdir, tmp_path):
+    claims, db = kbdir
+    result = build(claims, db, today=TODAY + timedelta(days=1))
+    assert not result.skipped and result.updated == [] and result.refreshed
+    assert dump(db) == dump(_full(claims, tmp_path, TODAY + timedelta(days=1)))
+    intact(db)
+
+
+def test_a_check_that_goes_stale_overnight_rewrites_its_report_and_only_it(tmp_path):
+    claims = tmp_path / "claims"
+    shutil.copytree(CLAIMS, claims)
+    # one claim of olmo checked exactly a year before the first build: still citable then, stale a day later
+    edit(claims / "olmo.yaml", "verified: 2026-11-29", f"verified: {TODAY - timedelta(days=365)}")
+    db = tmp_path / "kb.db"
+    build(claims, db, today=TODAY)
+    before = _citable(db)
+    result = build(claims, db, today=TODAY + timedelta(days=1))
+    assert result.updated == ["olmo"]
+    after = _citable(db)
+    assert {ref for ref in before if before[ref] != after[ref]} and all(
+        ref.startswith("olmo/") for ref in before if before[ref] != after[ref])
+    assert dump(db) == dump(_full(claims, tmp_path, TODAY + timedelta(days=1)))
+
+
+def _full(claims, tmp_path, today):
+    other = tmp_path / "full.db"
+    build(claims, other, today=today, force=True)
+    return other
+
+
+def _citable(db) -> dict[str, int]:
+    conn = sqlite3.connect(db)
+    try:
+        return dict(conn.execute("select ref, citable from claims"))
+    finally:
+        conn.close()
 
 
 def test_kb_build_says_which_reports_it_updated(kbdir, kb):
