@@ -1,8 +1,8 @@
 """Shared fixtures: a small, valid record to break in each test, and helpers to run the commands.
 
 Two rules hold for every test:
-- The clock is fixed. KB_TODAY is set to TODAY for each test (and the processes it starts), so no test reads the
-  real clock; a test about another day passes `today=` or `--today`.
+- The clock is fixed. KB_TODAY is set to TODAY for the session (and the processes tests start), so no test reads
+  the real clock; a test about another day passes `today=` or `--today`.
 - Tests on fixed data read the fixture knowledge base (tests/fixtures/kb/claims, a frozen copy of the records),
   never `claims/`, which contributors change; tests of `claims/` itself check invariants, not counts
   (test_knowledge_base.py).
@@ -10,6 +10,7 @@ Two rules hold for every test:
 
 from __future__ import annotations
 
+import os
 from datetime import date
 from pathlib import Path
 
@@ -26,9 +27,9 @@ TEMPLATE = packaged("template.yaml")
 TODAY = date(2026, 12, 1)
 
 
-@pytest.fixture(autouse=True)
-def fixed_clock(monkeypatch):
-    monkeypatch.setenv("KB_TODAY", TODAY.isoformat())
+def pytest_configure(config):
+    # for the whole session, fixtures of every scope and the processes tests start included
+    os.environ["KB_TODAY"] = TODAY.isoformat()
 
 
 def pytest_sessionfinish(session, exitstatus):

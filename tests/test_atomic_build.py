@@ -13,12 +13,11 @@ import subprocess
 import sys
 import threading
 import time
-from datetime import date
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, TODAY
 
 sys.path.insert(0, str(ROOT))
 from benchmarks.generate import generate  # noqa: E402
@@ -61,7 +60,7 @@ def _temporaries(db: Path, settle: float = 0) -> list[Path]:
 def corpus(tmp_path_factory):
     """A knowledge base whose build takes a second or two here (12 reports × 100 claims)."""
     folder = tmp_path_factory.mktemp("atomic")
-    c = generate(folder / "claims", reports=12, claims=100, today=date.today())
+    c = generate(folder / "claims", reports=12, claims=100, today=TODAY)
     return folder, c
 
 

@@ -9,14 +9,14 @@ from datetime import date
 
 import yaml
 
-from conftest import ROOT
+from conftest import ROOT, TODAY
 
 sys.path.insert(0, str(ROOT))
 from benchmarks.generate import generate  # noqa: E402
 
 
 def test_a_generated_corpus_validates_cleanly(tmp_path, kb):
-    c = generate(tmp_path / "claims", reports=8, claims=40, seed=3, today=date.today(),
+    c = generate(tmp_path / "claims", reports=8, claims=40, seed=3, today=TODAY,
                  flat_yaml=tmp_path / "flat.yaml", flat_json=tmp_path / "flat.json")
     assert (c.reports, c.claims) == (8, 320) and c.derived > 0
     r = kb("validate", "--claims", c.folder)

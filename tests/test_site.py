@@ -19,13 +19,14 @@ import httpx
 import pytest
 
 from kb.store import build
+from conftest import TODAY
 from sitekb import CLAIMS, make_site
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     claims, site = make_site(tmp_path_factory.mktemp("kb"))
-    build(claims, site / "kb.db", today=date.today())
+    build(claims, site / "kb.db", today=TODAY)
     return claims, site
 
 
