@@ -24,6 +24,7 @@ from pydantic import (
     model_validator,
 )
 
+from . import codes
 from .problems import shown
 
 # A record id or claim id: lowercase words joined by hyphens, starting with a letter (so that a formula can
@@ -45,7 +46,11 @@ Number = Union[int, float]
 
 
 class FigureError(ValueError):
-    pass
+    code = codes.NOT_A_FIGURE
+
+
+class UrlError(ValueError):
+    code = codes.BAD_URL
 
 
 def parse_number(text: Any) -> Number:
@@ -139,7 +144,7 @@ def _http_url(v: str) -> str:
     if not re.match(r"^https?://[^\s/$.?#][^\s]*$", v, re.IGNORECASE):
         scheme = v.split(":", 1)[0] if ":" in v else ""
         why = f"the {scheme}: scheme is not allowed" if scheme else "not an absolute URL"
-        raise ValueError(f"URL must be http or https ({why}): {shown(v)}")
+        raise UrlError(f"URL must be http or https ({why}): {shown(v)}")
     return v
 
 
@@ -173,9 +178,9 @@ class Source(Strict):
     @model_validator(mode="after")
     def _url_or_path(self) -> "Source":
         if not self.url and not self.path:
-            raise ValueError("a source needs a url (or, for a file kept in this repository, a path)")
+            raise UrlError("a source needs a url (or, for a file kept in this repository, a path)")
         if self.path and (self.path.startswith("/") or ".." in self.path.split("/")):
-            raise ValueError(f"path must stay inside the repository: {shown(self.path)}")
+            raise UrlError(f"path must stay inside the repository: {shown(self.path)}")
         return self
 
 
@@ -330,6 +335,9 @@ class Chart(Strict):
 
 class Vocabulary(Strict):
     version: Literal["1", 1]
+    # A check older than this many days is stale: the figure may no longer be cited. The one setting of it: kb
+    # cite and check, the build's citable column, the auditor and the site's queries all read it from here.
+    stale_after_days: Annotated[int, Field(ge=0)]
     patterns: list[Pattern] = Field(min_length=1)
     omissions: list[Omission] = Field(min_length=1)
     units: list[Unit] = Field(default_factory=list)

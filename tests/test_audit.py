@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from auditor.audit import Matcher, audit_paths, audit_report, has_figure, sentences
 from auditor.cli import audit
 from conftest import CLAIMS, GOOD, VOCABULARY, replace
-from kb.pipeline import validate
+from kb.pipeline import validate_files, validate_kb
 
 # Where the auditor, reading only a case's claims, differs from the judgement in the fact check, and why. The
 # test fails when this list changes either way, so a change in the auditor or the records is seen.
@@ -29,12 +29,13 @@ KNOWN_DISAGREEMENTS = {
 
 
 def run(*args):
-    return CliRunner().invoke(audit, [str(a) for a in args], catch_exceptions=False)
+    """`audit` with the fixture knowledge base to compare with (and its database, when one is built)."""
+    return CliRunner().invoke(audit, ["--claims", str(CLAIMS), *map(str, args)], catch_exceptions=False)
 
 
 @pytest.fixture(scope="module")
 def cases():
-    result = validate(claims_dir=CLAIMS)
+    result = validate_kb(CLAIMS)
     matcher = Matcher(result.vocabulary)
     return {rec.report.id: (rec.report, audit_report(rec.report, result.vocabulary, matcher))
             for rec in result.loaded.records if rec.report.disclosures}
@@ -201,7 +202,7 @@ def test_a_report_like_one_already_there_is_warned_about(record):
     llama = (CLAIMS / "llama-3-405b.yaml").read_text().replace("id: llama-3-405b", "id: llama-3-again", 1)
     (result,) = audit_paths([record(llama, "llama-3-again")], claims_dir=CLAIMS)
     (similar,) = [s for s in result.similar if s["report"] == "llama-3-405b"]
-    assert "title 100% alike" in similar["why"] and "same organization and models" in similar["why"]
+    assert similar["why"] == "title 100% alike, same organization, shared models: llama 3 405b"
     assert any(f.kind == "similar-report" and "llama-3-405b" in f.message for f in result.findings)
 
 
@@ -255,7 +256,7 @@ def test_unreadable_and_invalid_inputs_exit_2_and_the_others_still_run(tmp_path)
     r = run(bad, invalid, tmp_path / "missing.txt", CLAIMS / "olmo.yaml")
     assert r.exit_code == 2
     assert f"error: {bad}:2: not valid UTF-8 (byte 0xff)" in r.stdout
-    assert f"{invalid}:21:13: 'confirmd' is not one of" in r.stdout
+    assert f"{invalid}:21:13: KB203: 'confirmd' is not one of" in r.stdout
     assert f"error: {tmp_path / 'missing.txt'}: no such file" in r.stdout
     assert f"{CLAIMS / 'olmo.yaml'}: OLMo 2 and Olmo 3" in r.stdout
     assert "Traceback" not in r.stdout

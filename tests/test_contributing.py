@@ -226,8 +226,8 @@ def test_a_report_like_an_existing_one_is_warned_about_naming_the_other_file(kb,
     (d / "llama-3-herd.yaml").write_text(llama)
     r = kb("validate", "--claims", d, d / "llama-3-herd.yaml")
     assert r.exit_code == 0  # a warning, not an error
-    assert f"{d / 'llama-3-herd.yaml'}:3:8: warning: looks like llama-3-405b ({d / 'llama-3-405b.yaml'}:3): " \
-           "title 100% alike, same organization (title)" in r.stdout
+    assert f"{d / 'llama-3-herd.yaml'}:3:8: warning KB323: looks like llama-3-405b ({d / 'llama-3-405b.yaml'}:3): " \
+           "title 100% alike, same organization, shared models: llama 3 405b (title)" in r.stdout
     assert kb("validate", "--claims", d, "--strict", d / "llama-3-herd.yaml").exit_code == 1
 
 
@@ -236,7 +236,7 @@ def test_a_claim_repeating_another_of_the_same_report_is_warned_about(kb, write,
                   "in a 54-day snapshot!\n    value: 419\n    unit: interruptions\n    source: paper\n"
                   "    verified: 2026-08-02\n    status: confirmed\ndisclosures:"))
     r = kb("validate", "--claims", kb_dir)
-    assert "warning: claim 'interruptions-again' repeats claim 'unexpected-interruptions' (line 13)" in r.stdout
+    assert "warning KB324: claim 'interruptions-again' repeats claim 'unexpected-interruptions' (line 13)" in r.stdout
 
 
 # pre-commit and CI.

@@ -15,7 +15,7 @@ import yaml
 from conftest import REAL_CLAIMS, ROOT
 from kb.load import load_paths, record_files
 from kb.model import parse_number
-from kb.pipeline import validate
+from kb.pipeline import validate_files, validate_kb
 from kb.store import build
 
 OMISSIONS = {"failed-runs", "data-filtering", "hp-search", "ops-staffing", "contamination"}
@@ -38,7 +38,7 @@ TODAY = latest_date(REAL_CLAIMS)
 def kb():
     from datetime import date
 
-    result = validate(claims_dir=REAL_CLAIMS, today=date.fromisoformat(TODAY))
+    result = validate_kb(REAL_CLAIMS, today=date.fromisoformat(TODAY))
     return result, {rec.report.id: rec for rec in result.loaded.records}
 
 

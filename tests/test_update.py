@@ -15,7 +15,9 @@ from datetime import date, timedelta
 import pytest
 
 from conftest import CLAIMS, VOCABULARY
-from kb.store import TABLES, BuildError, build, database_checksum, read_meta
+from kb.db.read import database_checksum, meta as read_meta
+from kb.db.schema import TABLES
+from kb.store import BuildError, build
 
 TODAY = date(2026, 11, 29)
 
@@ -36,9 +38,9 @@ def dump(db_path) -> dict[str, list]:
     conn = sqlite3.connect(db_path)
     try:
         out = {}
-        for name, spec in TABLES.items():
-            cols = ", ".join(f"[{c}]" for c in spec["columns"])
-            out[name] = sorted(conn.execute(f'select {cols} from "{name}"').fetchall(), key=repr)
+        for t in TABLES:
+            cols = ", ".join(f"[{c}]" for c in t.column_names)
+            out[t.name] = sorted(conn.execute(f'select {cols} from "{t.name}"').fetchall(), key=repr)
         return out
     finally:
         conn.close()
