@@ -13,7 +13,7 @@ from typing import Optional
 
 from . import codes
 from .cite import Index, figure
-from .model import Claim
+from .model import ID, Claim, precision
 from .problems import Problem
 
 # Figures as people write them.
@@ -54,24 +54,13 @@ def figures_in(text: str) -> list[Written]:
     return out
 
 
-def _claim_half_ulp(c: Claim) -> float:
-    text = (c.value_text or "").strip()
-    m = re.match(r"^[+-]?(\d+(?:\.(\d*))?)(?:[eE]([+-]?\d+))?([KMBT])?$", text)
-    if not m:
-        return 0.0
-    decimals = len(m.group(2) or "")
-    exp10 = int(m.group(3) or 0)
-    scale = {"K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}.get(m.group(4) or "", 1.0)
-    return 0.5 * 10.0 ** (exp10 - decimals) * scale
-
-
 def matches(written: Written, claim: Claim, units) -> bool:
     """Whether a written figure agrees with the claim's value, allowing for how both were rounded and for units
     ("43 min" against 0.72 hours, "2.8 million" against 2.788M)."""
     if claim.value is None:
         return True
     low, high = float(claim.low), float(claim.high)
-    slack_claim = _claim_half_ulp(claim)
+    slack_claim = precision(claim.value_text or "")
     factor_text, factor_claim = 1.0, 1.0
     norm_claim = units.normalize(claim.unit)
     words = written.after.split()
@@ -97,7 +86,7 @@ def matches(written: Written, claim: Claim, units) -> bool:
 # Planning documents.
 
 _LINK = re.compile(r"\[(?P<text>[^\]\n]*)\]\((?P<target>kb:[^)\s]*)\)")
-_REF = re.compile(r"^kb:(?P<ref>[a-z][a-z0-9]*(?:-[a-z0-9]+)*/[a-z][a-z0-9]*(?:-[a-z0-9]+)*)$")
+_REF = re.compile(rf"^kb:(?P<ref>{ID}/{ID})$")
 _BARE = re.compile(r"\(kb:|\]\(\s*kb\s*:|<kb:")
 
 

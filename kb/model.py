@@ -29,7 +29,8 @@ from .problems import shown
 
 # A record id or claim id: lowercase words joined by hyphens, starting with a letter (so that a formula can
 # tell an id from a number).
-SLUG = r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$"
+ID = r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*"
+SLUG = rf"^{ID}$"
 Slug = Annotated[str, Field(pattern=SLUG, max_length=100)]
 
 Status = Literal["confirmed", "secondary", "unverified", "contradicted", "derived"]
@@ -43,6 +44,18 @@ _NUMBER = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$")
 _SUFFIXED = re.compile(r"^([+-]?(?:\d+(?:\.\d*)?|\.\d+))([KMBT])$")
 
 Number = Union[int, float]
+
+
+def precision(text: str) -> float:
+    """Half a unit of the last digit of a figure as written ("2.788M" → 500.0): how far a reader may round it."""
+    s = text.strip()
+    m = _SUFFIXED.match(s)
+    digits, scale = (m.group(1), float(SUFFIXES[m.group(2)])) if m else (s, 1.0)
+    if not _NUMBER.match(digits):
+        return 0.0
+    mantissa, _, exponent = digits.lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    return 0.5 * 10.0 ** (int(exponent or 0) - decimals) * scale
 
 
 class FigureError(ValueError):

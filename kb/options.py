@@ -31,4 +31,4 @@ FORMAT_TEXT_JSON = click.option(
     help="text for people, json for programs.")
 MAX_AGE_OPTION = click.option(
     "--max-age", type=click.IntRange(0), default=None,
-    help="A check older than this many days is stale [default: the vocabulary's stale_after_days, 365].")
+    help="A check older than this many days is stale [default: the vocabulary's stale_after_days].")

@@ -56,8 +56,8 @@ class BuildResult:
 
 
 def build(
-    claims_dir: Union[str, Path] = "claims",
-    db_path: Union[str, Path] = "site/kb.db",
+    claims_dir: Union[str, Path],
+    db_path: Union[str, Path],
     today: Optional[date] = None,
     force: bool = False,
     progress: Optional[Callable] = None,

@@ -305,7 +305,7 @@ def test_kb_build_stores_the_auditors_verdicts_next_to_the_declared_ones(tmp_pat
 
     build(CLAIMS, tmp_path / "kb.db")
     db = sqlite_utils.Database(tmp_path / "kb.db")
-    row = db["verdicts"].get(("opt-175b", "hp-search"))
+    row = db["verdicts"].get(("opt-175b", "hp-search", "audit"))
     assert (row["declared"], row["audited"], row["agree"], row["provider"]) == ("disclosed", "partial", 0, "audit")
     assert db["verdicts"].count == 9 * 5
     assert db.execute("select count(*) from verdicts where agree = 0").fetchone()[0] == len(KNOWN_DISAGREEMENTS)

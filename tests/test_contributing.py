@@ -300,3 +300,24 @@ def test_the_contributor_path_end_to_end(tmp_path):
     assert f"{reports} reports" in built.stderr
     audit = run("audit", "--format", "markdown", "claims/tiny-model.yaml")
     assert audit.returncode == 0 and "### Audit: Tiny Model Technical Report" in audit.stdout
+
+
+def test_contributing_lists_every_problem_code_with_its_meaning():
+    from kb.codes import CODES
+
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    listed = re.findall(r"^\| (KB\d{3}) \| (.+) \|$", text, re.M)
+    assert listed == [(c.id, c.summary) for c in CODES.values()]
+
+
+def test_code_reacts_to_problem_codes_never_to_messages():
+    """A part of the program that matches another's message text breaks when the wording improves."""
+    import kb.codes
+
+    offenders = []
+    for path in [*(ROOT / "kb").rglob("*.py"), *(ROOT / "auditor").rglob("*.py")]:
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            if re.search(r"\bin (?:p|problem|e)\.message\b|\.message\.startswith\(", line):
+                offenders.append(f"{path.relative_to(ROOT)}:{n}")
+    assert offenders == []
+    assert all(c.id.startswith("KB") for c in kb.codes.CODES.values())

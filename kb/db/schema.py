@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
-# 3: columns reports.title_line, claims.not_citable_because; the claim_derivations view
+# 3: columns reports.title_line, claims.not_citable_because; the claim_derivations view; verdicts keyed by provider
 SCHEMA_VERSION = "3"
 
 TEXT, INTEGER, REAL = str, int, float
@@ -210,7 +210,7 @@ TABLES: list[Table] = [
             Column("missing", TEXT, 'The parts of the omission the auditor found no figure for (JSON list).'),
             Column("provider", TEXT, 'Which verdict provider produced the verdict (audit is the auditor).'),
         ],
-        pk=('report', 'omission'),
+        pk=('report', 'omission', 'provider'),
         foreign_keys=[('report', 'reports', 'id'), ('omission', 'omissions', 'id')],
     ),
     Table(

@@ -56,6 +56,20 @@ def extra_css_urls(database):
 
 
 @hookimpl
+def extra_template_vars(datasette):
+    async def inner():
+        # the staleness limit the build used (the vocabulary's stale_after_days), for pages that state it
+        try:
+            rows = await datasette.get_database("kb").execute(
+                "select value from _meta where key = 'stale_after_days'")
+            return {"stale_after_days": rows.first()[0] if rows.first() else "?"}
+        except Exception:  # no database yet: the pages still render
+            return {"stale_after_days": "?"}
+
+    return inner
+
+
+@hookimpl
 def register_routes():
     return [
         (r"^/robots\.txt$", robots_txt),
