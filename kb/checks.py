@@ -179,6 +179,13 @@ def _check_record(rec: Loaded, patterns, omissions, units, today: date, unnormal
             if c.verified is None and c.status != "unverified":
                 add(rec.problem(C.NO_CHECK_DATE, f"no check date (verified): a {c.status} claim needs the day its figure was checked "
                                 f"against the source (only an unverified claim may have none)", *at, "status"))
+        if c.quote and c.quote_kind != "table" and c.quote.count(" | ") >= 2:
+            add(rec.problem(C.TABLE_ROW_QUOTE, "this quote is a table row: mark it quote_kind: table (and name the "
+                            "table in the locator), so a reader knows the words are cells, not a sentence",
+                            *at, "quote", severity="warning"))
+        if c.status == "confirmed" and not c.quote and not c.no_quote:
+            add(rec.problem(C.NO_QUOTE, "a confirmed claim needs the source's words (quote), or why it has none "
+                            "(no_quote: read from a chart, say)", *at, "status", severity="warning"))
         if c.status == "contradicted" and not c.note:
             add(rec.problem(C.CONTRADICTED_WITHOUT_NOTE, "a contradicted claim needs a note saying what the source says instead", *at, "status"))
         if c.verified is not None:

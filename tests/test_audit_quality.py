@@ -42,7 +42,7 @@ def test_the_set_has_ten_records_and_ten_texts_of_reports_not_in_the_knowledge_b
 
 def test_the_labelled_records_are_valid_records():
     result = validate_files([SET / "records"], CLAIMS)
-    assert [str(p) for p in result.problems] == []
+    assert [str(p) for p in result.errors] == []
     assert len(result.loaded.records) >= 10
 
 

@@ -59,7 +59,7 @@ def test_pattern_and_omission_ids_come_from_the_vocabulary(write, kb_dir):
     found = "\n".join(problems(kb_dir))
     assert "unknown pattern 'failure-scalin'" in found and "(claims.0.patterns.0)" in found
     assert "unknown omission 'staffing'" in found and "(claims.0.topics.0)" in found
-    assert ":39:3: KB316: unknown omission 'ops'" in found
+    assert ":40:3: KB316: unknown omission 'ops'" in found
 
 
 def test_disclosure_evidence_must_be_claims_of_the_record(write, kb_dir):
@@ -245,3 +245,25 @@ def test_a_derived_claim_needs_a_formula_and_only_derived_claims_have_one(write,
     found = "\n".join(problems(kb_dir))
     assert "KB312: a derived claim needs a formula (claims.2.formula)" in found
     assert "KB314: a formula is only for derived claims (status is 'confirmed') (claims.0.formula)" in found
+
+
+def test_a_quote_that_is_a_table_row_must_say_so(write, kb_dir):
+    """DeepSeek-V3's KV-cache figures were once quoted as table rows rewritten as Markdown, read as sentences."""
+    row = "quote: 'DeepSeek-V3 (MLA) | 61 | 70.272 KB'"
+    write(replace(GOOD, "quote: The remaining 419 were unexpected interruptions", row))
+    assert problems(kb_dir, strict=True) == [
+        f"{kb_dir / 'example-run.yaml'}:19:12: warning KB326: this quote is a table row: mark it quote_kind: table "
+        "(and name the table in the locator), so a reader knows the words are cells, not a sentence (claims.0.quote)"]
+    write(replace(GOOD, "quote: The remaining 419 were unexpected interruptions", row + "\n    quote_kind: table"))
+    assert problems(kb_dir, strict=True) == []
+
+
+def test_a_confirmed_figure_needs_the_sources_words_or_why_there_are_none(write, kb_dir, kb):
+    write(replace(GOOD, "    quote: The remaining 419 were unexpected interruptions\n", ""))
+    assert problems(kb_dir) == []  # a warning: an error only with --strict, which CI runs
+    (warning,) = problems(kb_dir, strict=True)
+    assert ": warning KB310: a confirmed claim needs the source's words (quote)" in warning
+    assert kb("validate", "--claims", kb_dir, "--strict").exit_code == 1
+    write(replace(GOOD, "    quote: The remaining 419 were unexpected interruptions\n",
+                  "    no_quote: read from Figure 3, a chart\n"))
+    assert problems(kb_dir, strict=True) == []

@@ -31,12 +31,12 @@ def test_cite_as_markdown_text_bibtex_and_json(kb):
     ref = "llama-3-405b/unexpected-interruptions"
     md = kb("cite", ref).stdout.strip()
     assert md == ("419 interruptions ([The Llama 3 Herd of Models](https://arxiv.org/abs/2407.21783), Sec. 3.3.4; "
-                  "checked 2026-11-29, confirmed)")
+                  "checked 2026-12-01, confirmed)")
     text = kb("cite", ref, "--format", "text").stdout
     assert text.startswith("419 interruptions — The Llama 3 Herd of Models (Meta, 2024), Sec. 3.3.4")
     bib = kb("cite", "deepseek-v3/total-gpu-hours", "--format", "bibtex").stdout
     assert bib.startswith("@misc{deepseek:v3:total:gpu:hours,") and "howpublished = {\\url{https://arxiv.org/abs/2412.19437}}" in bib
-    assert "note = {2.788M GPU-hours; Abstract; Table 1; checked 2026-11-29; confirmed" in bib
+    assert "note = {2.788M GPU-hours; Abstract; Table 1; checked 2026-12-01; confirmed" in bib
     data = json.loads(kb("cite", ref, "--format", "json").stdout)
     assert (data["figure"], data["value"], data["citable"], data["source"]["url"]) == \
            ("419 interruptions", 419, True, "https://arxiv.org/abs/2407.21783")
@@ -196,7 +196,7 @@ def test_render_links_sources_and_adds_a_footnote_per_figure(kb, tmp_path):
     assert r.exit_code == 0
     text = out.read_text()
     assert "[419 unexpected interruptions](https://arxiv.org/abs/2407.21783)[^kb1]" in text
-    assert "[^kb1]: 419 interruptions, The Llama 3 Herd of Models (Meta, 2024), Sec. 3.3.4; checked 2026-11-29 " \
+    assert "[^kb1]: 419 interruptions, The Llama 3 Herd of Models (Meta, 2024), Sec. 3.3.4; checked 2026-12-01 " \
            "(confirmed; kb:llama-3-405b/unexpected-interruptions)." in text
     assert "](kb:" not in text  # no kb: link left
 

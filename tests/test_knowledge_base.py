@@ -99,6 +99,17 @@ def test_every_training_report_is_judged_on_the_five_omissions_and_says_what_it_
                 assert d.claims, f"{rid}: {omission} is {d.status} without evidence claims"
 
 
+def test_confirmed_figures_carry_the_sources_words_and_every_source_names_the_copy_read(kb):
+    _, records = kb
+    confirmed = [c for rec in records.values() for c in rec.report.claims if c.status == "confirmed"]
+    quoted = [c for c in confirmed if c.quote]
+    assert all(c.quote or c.no_quote for c in confirmed)  # kb validate --strict holds it too (KB310)
+    assert len(quoted) >= 0.95 * len(confirmed)
+    for rec in records.values():
+        for s in rec.report.sources:
+            assert s.note, f"{rec.report.id}/{s.id}: say which copy of the source was read"
+
+
 def test_quotes_of_sources_kept_in_this_repository_are_verbatim(kb):
     _, records = kb
     for rec in records.values():

@@ -18,12 +18,12 @@ import pytest
 import kb.load
 import kb.snapshot
 from auditor.audit import audit_paths
-from conftest import CLAIMS, VOCABULARY
+from conftest import CLAIMS, TODAY, VOCABULARY
 from kb.pipeline import validate_files, validate_kb
 from kb.snapshot import open_snapshot
 from kb.store import build
 
-TODAY = date(2026, 11, 29)
+
 
 # A new report: a formula using a claim of llama-3-405b, a title like OLMo's, one figure that does not add up.
 NEW = """\
