@@ -83,6 +83,11 @@ def test_every_figure_reaches_the_database_unchanged(kb, tmp_path):
                                          None if c.value is None else float(c.high))
                for r in records.values() for c in r.report.claims}
     assert stored == written
+    # the omission heatmap (/omissions) has a row for every report judged
+    conn = sqlite3.connect(db)
+    rows = {r for (r,) in conn.execute("select report from omission_matrix")}
+    conn.close()
+    assert rows == {rid for rid, rec in records.items() if rec.report.disclosures}
 
 
 def test_every_training_report_is_judged_on_the_five_omissions_and_says_what_it_does_not_say(kb):
