@@ -1,17 +1,19 @@
 """The auditor: for a report (a record in format v1, or the report's text), a graded verdict on each omission of
-the vocabulary, with its evidence and what is still missing; hygiene findings; and the knowledge base's context.
+the vocabulary, with the rubric rule it applied and its evidence, what is still missing; hygiene findings; and
+the knowledge base's context.
 
-How a verdict is decided, omission by omission (the parts and cues are data, in claims/_vocabulary.yaml):
+How a verdict is decided (auditor.units reads the report into units, auditor.rules applies RUBRIC.md as the
+vocabulary states it: kb/vocabulary.yaml's omissions, figure kinds, sections and gazetteer):
 
-- each part of the omission is looked for in the evidence: a claim's statement, quote and unit (a record), or a
-  sentence (a text). A cue phrase matching with rapidfuzz's partial ratio at CUE_SCORE or more *mentions* the
-  part, when the text is about the omission at all (it matches one of the omission's anchors, or the claim is
-  tagged with it) and the cue is not negated ("no rollbacks", "excluding ablations");
-- a claim tagged with the omission (its topics, or the declared disclosure's evidence) that matches none of its
-  parts still mentions the omission;
-- a mention that carries a figure (a claim with a value, or a sentence with a number) *gives* the part;
-- disclosed: at least `disclosed_at` parts (default all) are given; partial: anything is mentioned or given;
-  absent: nothing is.
+- a record is read claim by claim (statement and quote, the figure typed by its unit, the locator); a text
+  sentence by sentence under its headings, a table row by row with its column headers;
+- a part of an omission is mentioned by a unit that matches one of its cues as whole words, in scope (fine-tuning
+  sections give no pretraining-data or search evidence) and not negated in its clause (or, where the rubric says
+  an admission counts, negated); given when the unit also carries a figure of a kind the part takes;
+- disclosed when one of the omission's rules holds, partial when any part is mentioned, absent otherwise.
+
+A record's `topics` and `disclosures` are never read as evidence: the auditor would read the answer. The
+declared judgements are compared with the verdicts afterwards (findings).
 
 The auditor depends on kb (the records, checks, vocabulary); kb never imports it.
 """
@@ -33,10 +35,13 @@ from kb.problems import Problem
 from kb.snapshot import Snapshot, open_snapshot, relative_name
 from kb.yaml12 import YamlError, read_text
 
+from .rules import LEVELS, Dropped, Hit, Rulebook
+from .units import Reader, Unit
+
+MAX_EVIDENCE = 40  # per verdict (text output shows the first few)
 PROVIDER = "audit"  # the name this auditor's verdicts are stored under (its entry point, pyproject.toml)
 
-CUE_SCORE = 90.0
-LEVELS = {"absent": 0, "partial": 1, "disclosed": 2}
+
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text"}
 RECORD_SUFFIXES = {".yaml", ".yml"}
 PDF_SUFFIXES = {".pdf"}
@@ -55,11 +60,15 @@ class InputError(Exception):
 class Evidence:
     part: str
     cue: str
-    score: float
-    figure: bool  # whether this evidence carries a figure
+    score: float  # 100: cues match as whole words (the JSON shape keeps the field)
+    figure: bool  # whether this evidence carries a figure of a kind the part takes
     claim: Optional[str] = None  # report/claim, for a record
     sentence: Optional[str] = None  # for a text
     line: Optional[int] = None
+    value: Optional[str] = None  # the figure as written
+    kind: Optional[str] = None  # its kind (compute, percent, ngram, ...)
+    parts: list[dict] = field(default_factory=list)  # every part this unit gives or mentions: {part, cue, value?, kind?}
+    admission: bool = False  # the unit admits the part was not done ("we did not run a check"): partial evidence
 
 
 @dataclass
@@ -72,6 +81,7 @@ class Verdict:
     missing: list[dict] = field(default_factory=list)  # {"part", "question"} for parts not given
     declared: Optional[str] = None
     cohort: Optional[dict] = None
+    rule: str = ""  # the rubric rule that decided
 
 
 @dataclass
@@ -93,6 +103,7 @@ class Audit:
     verdicts: dict[str, Verdict]
     findings: list[Finding] = field(default_factory=list)
     similar: list[dict] = field(default_factory=list)
+    explained: Optional["Explanation"] = None  # with --explain: the units read and why some gave nothing
 
     def worst(self) -> int:
         return min((LEVELS[v.status] for v in self.verdicts.values()), default=2)
@@ -106,6 +117,7 @@ class Audit:
             "omissions": {
                 k: {
                     "status": v.status,
+                    "rule": v.rule,
                     "declared": v.declared,
                     "given": v.given,
                     "mentioned": v.mentioned,
@@ -117,177 +129,89 @@ class Audit:
             },
             "findings": [{k: v for k, v in asdict(f).items() if v is not None} for f in self.findings],
             "similar": self.similar,
+            **({"explain": self.explained.as_dict()} if self.explained else {}),
         }
 
 
-# Matching.
+@dataclass
+class Explanation:
+    """What --explain shows besides the evidence: how many units were read, and each unit that had a cue of an
+    omission's part but gave no evidence, with why (out of scope, negated, what a part needs not nearby)."""
 
-_NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?:\s?[%×x]|[KMBT]\b)?")
-_NOT_FIGURES = re.compile(r"\b(?:19|20)\d\d[a-z]?\b|\[\d+(?:[,–-]\s*\d+)*\]|\b(?:Sec(?:tion)?|Table|Fig(?:ure)?|"
-                          r"Appendix|App|§)\.?\s*[A-Z]?\d+(?:\.\d+)*", re.IGNORECASE)
+    units: int = 0
+    dropped: list[Dropped] = field(default_factory=list)
 
+    def for_omission(self, omission: str) -> list[Dropped]:
+        return [d for d in self.dropped if d.omission == omission]
 
-def has_figure(text: str) -> bool:
-    """Whether a sentence states a figure (not just a year, a citation marker or a section number)."""
-    return bool(_NUMBER.search(_NOT_FIGURES.sub(" ", text)))
-
-
-_NEGATION = re.compile(r"\b(?:no|not|never|without|neither|nor|none|zero|excluding|exclude[sd]?|n't)\b|n't\b",
-                       re.IGNORECASE)
-
-
-_DENIAL = re.compile(r"\b(?:no|not|never|none)\b|n't\b", re.IGNORECASE)
+    def as_dict(self) -> dict:
+        return {"units": self.units, "dropped": [
+            {"omission": d.omission, **({"claim": d.unit.claim} if d.unit.claim else {"line": d.unit.line,
+             "sentence": d.unit.text[:600]}), "why": d.why} for d in self.dropped]}
 
 
-class Matcher:
-    """Cue phrases of every omission part, matched against texts with rapidfuzz."""
+# Deciding.
+
+
+class Auditor:
+    """Units → evidence → verdicts, for one vocabulary."""
 
     def __init__(self, vocabulary: Vocabulary):
         self.vocabulary = vocabulary
-        self.cues: list[tuple[str, str, str]] = []  # (omission, part, cue)
-        for o in vocabulary.omissions:
-            for p in o.parts:
-                for cue in p.cues:
-                    self.cues.append((o.id, p.id, cue.lower()))
-        self.cue_texts = [c[2] for c in self.cues]
-        self.anchors = {o.id: [a.lower() for a in o.anchors] for o in vocabulary.omissions}
+        self.reader = Reader(vocabulary)
+        self.rules = Rulebook(vocabulary)
 
-    def scores(self, texts: list[str]) -> list[dict[int, float]]:
-        """For each text, the partial-ratio score of every cue that reaches CUE_SCORE, by cue index."""
-        from rapidfuzz import fuzz, process
+    def record(self, report: Report, where=None, explain: Optional[Explanation] = None) -> dict[str, Verdict]:
+        return self.verdicts(self.reader.claims(report, where), explain)
 
-        return [
-            {j: score for _, score, j in process.extract(t.lower(), self.cue_texts, scorer=fuzz.partial_ratio,
-                                                          score_cutoff=CUE_SCORE, limit=None)}
-            for t in texts
-        ]
+    def text(self, text: str, explain: Optional[Explanation] = None) -> dict[str, Verdict]:
+        return self.verdicts(self.reader.text(text), explain)
 
-    def anchored(self, omission: str, text: str) -> bool:
-        """Whether the text is about the omission at all (always, when it has no anchors)."""
-        anchors = self.anchors.get(omission)
-        low = text.lower()
-        return not anchors or any(a in low for a in anchors)
-
-    @staticmethod
-    def negated(cue: str, text: str) -> bool:
-        """Whether the cue stands in a negation ("no rollbacks", "excluding ablations", "were not given")."""
-        from rapidfuzz import fuzz
-
-        at = fuzz.partial_ratio_alignment(cue, text.lower())
-        window = text[max(0, at.dest_start - 50): at.dest_end + 25]
-        return bool(_NEGATION.search(window))
-
-    def evidence(self, text: str, row: dict[int, float], figure: bool, tagged: set[str] = frozenset(),
-                 **where: Any) -> list[tuple[str, Evidence]]:
-        """The evidence one text gives: per (omission, part), its best cue, unless the text is not about the
-        omission (no anchor) or the cue is negated. Omissions the text is tagged with but whose parts it does
-        not match are mentioned (partial at most)."""
-        best: dict[tuple[str, str], tuple[float, str]] = {}
-        for j, score in row.items():
-            o, p, cue = self.cues[j]
-            if score > best.get((o, p), (0.0, ""))[0]:
-                best[(o, p)] = (float(score), cue)
-        out: list[tuple[str, Evidence]] = []
-        for (o, p), (score, cue) in best.items():
-            if (o in tagged or self.anchored(o, text)) and not self.negated(cue, text):
-                out.append((o, Evidence(p, cue, round(score, 1), figure, **where)))
-        # A tag says the text is about the omission; unless it opens by saying what is *not* there ("The report
-        # gives no data ratios"), that is a mention.
-        if tagged and not _DENIAL.search(" ".join(text.split()[:6])):
-            for o in tagged:
-                if not any(x == o for x, _ in out):
-                    out.append((o, Evidence(MENTION, f"tagged {o}", 0.0, False, **where)))
+    def verdicts(self, units: list[Unit], explain: Optional[Explanation] = None) -> dict[str, Verdict]:
+        if explain is not None:
+            explain.units = len(units)
+        hits = self.rules.hits(units, explain.dropped if explain is not None else None)
+        out = {}
+        for o in self.vocabulary.omissions:
+            mine = [h for h in hits if h.omission == o.id]
+            d = self.rules.decide(o, mine)
+            # for a partial verdict what the nearest disclosed rule lacks, for an absent one every part's question
+            missing = [{"part": p.id, "question": p.question} for p in o.parts
+                       if (p.id in d.lacks if d.status == "partial" else d.status == "absent")]
+            # one piece of evidence per claim or sentence, naming every part it gives (a figure first), the
+            # units that give a part first, a mere mention only where its part is not given anywhere
+            by_unit: dict[int, list[Hit]] = {}
+            for h in mine:
+                if h.given or h.part not in d.given:
+                    by_unit.setdefault(id(h.unit), []).append(h)
+            units = sorted(by_unit.values(), key=lambda hs: (not any(h.given for h in hs),
+                                                              not any(h.figure for h in hs), hs[0].unit.line or 0))
+            out[o.id] = Verdict(o.id, d.status, [_evidence(hs) for hs in units[:MAX_EVIDENCE]], d.given,
+                                d.mentioned, missing, rule=d.rule)
         return out
 
 
-MENTION = "(mentioned)"
+def _evidence(hits: list[Hit]) -> Evidence:
+    """One unit's evidence: its most telling part (given with a figure, then given, then mentioned) leads."""
+    hits = sorted(hits, key=lambda h: (not h.given, h.figure is None))
+    h, u = hits[0], hits[0].unit
+    parts, seen = [], set()
+    for x in hits:
+        if x.part in seen:
+            continue
+        seen.add(x.part)
+        parts.append({"part": x.part, "cue": x.cue, "given": x.given,
+                      **({"value": x.figure.label, "kind": x.figure.kind} if x.figure else {})})
+    return Evidence(h.part, h.cue, 100.0, h.figure is not None, claim=u.claim,
+                    sentence=None if u.claim else u.text[:600], line=u.line,
+                    value=h.figure.label if h.figure else None, kind=h.figure.kind if h.figure else None,
+                    parts=parts, admission=all(x.admission for x in hits))
 
 
-def _claim_text(c: Claim) -> str:
-    return " ".join(x for x in (c.statement, c.quote or "", c.unit or "") if x)
-
-
-def evidence_from_record(report: Report, matcher: Matcher, where=None) -> list[tuple[str, Evidence]]:
-    """(omission, evidence) pairs from a record's claims. A claim is tagged with an omission when its topics
-    name it or the record's declared disclosure lists it as evidence. Contradicted claims are no evidence."""
-    out: list[tuple[str, Evidence]] = []
-    claims = report.claims
-    if not claims:
-        return out
-    # Claims a declaration gives as evidence of (some) disclosure count as tagged with that omission.
-    declared: dict[str, set[str]] = {}
-    for o, d in report.disclosures.items():
-        if d.status != "absent":
-            for cid in d.claims:
-                declared.setdefault(cid, set()).add(o)
-    rows = matcher.scores([_claim_text(c) for c in claims])
-    for i, c in enumerate(claims):
-        if c.status == "contradicted":
-            continue  # its statement is what the source does not say
-        tagged = set(c.topics) | declared.get(c.id, set())
-        out += matcher.evidence(_claim_text(c), rows[i], c.value is not None, tagged,
-                                claim=f"{report.id}/{c.id}", line=where(i) if where else None)
-    return out
-
-
-_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'])|\n\s*\n|\n\s*[-*•]\s+|\n#+\s")
-
-
-def sentences(text: str) -> list[tuple[int, str]]:
-    """(line, sentence) pairs of a report's text; short fragments are dropped."""
-    out = []
-    pos = 0
-    for piece in _SPLIT.split(text):
-        start = text.find(piece, pos)
-        if start < 0:
-            start = pos
-        pos = start + len(piece)
-        s = " ".join(piece.split())
-        if len(s) >= 20:
-            out.append((text.count("\n", 0, start) + 1, s[:1000]))
-    return out
-
-
-def evidence_from_text(text: str, matcher: Matcher) -> list[tuple[str, Evidence]]:
-    out: list[tuple[str, Evidence]] = []
-    found = sentences(text)
-    if not found:
-        return out
-    rows = matcher.scores([s for _, s in found])
-    for i, (line, s) in enumerate(found):
-        out += matcher.evidence(s, rows[i], has_figure(s), sentence=s, line=line)
-    return out
-
-
-def decide(omission: Omission, evidence: list[Evidence]) -> Verdict:
-    given = [p.id for p in omission.parts if any(e.part == p.id and e.figure for e in evidence)]
-    mentioned = [p.id for p in omission.parts if p.id not in given and any(e.part == p.id for e in evidence)]
-    if len(given) >= omission.parts_needed:
-        status = "disclosed"
-    elif evidence:
-        status = "partial"
-    else:
-        status = "absent"
-    missing = [{"part": p.id, "question": p.question} for p in omission.parts if p.id not in given]
-    if status == "disclosed":
-        missing = []
-    ordered = sorted(evidence, key=lambda e: (not e.figure, -e.score))
-    return Verdict(omission.id, status, ordered[:12], given, mentioned, missing)
-
-
-def verdicts(evidence: Iterable[tuple[str, Evidence]], vocabulary: Vocabulary) -> dict[str, Verdict]:
-    by_omission: dict[str, list[Evidence]] = {o.id: [] for o in vocabulary.omissions}
-    for o, e in evidence:
-        if o in by_omission:
-            by_omission[o].append(e)
-    return {o.id: decide(o, by_omission[o.id]) for o in vocabulary.omissions}
-
-
-def audit_report(report: Report, vocabulary: Vocabulary, matcher: Optional[Matcher] = None,
+def audit_report(report: Report, vocabulary: Vocabulary, auditor: Optional[Auditor] = None,
                  where=None) -> dict[str, Verdict]:
-    """The verdicts for one validated record."""
-    matcher = matcher or Matcher(vocabulary)
-    return verdicts(evidence_from_record(report, matcher, where), vocabulary)
+    """The verdicts for one validated record (from its claims alone: never its topics or disclosures)."""
+    return (auditor or Auditor(vocabulary)).record(report, where)
 
 
 # Hygiene and declarations.
@@ -380,11 +304,11 @@ class KnowledgeBase:
             table = {r: t for r, t in snapshot.verdicts(PROVIDER).items() if r in unchanged}
             records = [rec for rec in (snapshot.read(relative_name(p, snapshot.claims_dir)) for p in snapshot.changed)
                        if rec is not None]
-        matcher = Matcher(vocabulary)
+        auditor = Auditor(vocabulary)
         for rec in records:
             if not (rec.report.disclosures or rec.report.models):
                 continue  # not a training report (an article about reports): no part of any cohort
-            audited = audit_report(rec.report, vocabulary, matcher)
+            audited = auditor.record(rec.report)
             table[rec.report.id] = {
                 o: (rec.report.disclosures[o].status if o in rec.report.disclosures else audited[o].status)
                 for o in vocabulary.omission_ids
@@ -424,26 +348,29 @@ def _read_text(path: Path) -> str:
         raise InputError(f"{path}{where}: {e.message}")
 
 
-def audit_text(path: Path, kb: KnowledgeBase, matcher: Optional[Matcher] = None) -> Audit:
+def audit_text(path: Path, kb: KnowledgeBase, auditor: Optional[Auditor] = None,
+               explain: bool = False) -> Audit:
     text = _read_text(path)
-    matcher = matcher or Matcher(kb.vocabulary)
+    auditor = auditor or Auditor(kb.vocabulary)
     heading = re.search(r"^#\s+(.+)$", text, re.MULTILINE)
     title = heading.group(1).strip() if heading else path.stem
-    found = verdicts(evidence_from_text(text, matcher), kb.vocabulary)
+    explained = Explanation() if explain else None
+    found = auditor.text(text, explained)
     report_id = path.stem
     for o, v in found.items():
         v.cohort = kb.cohort(report_id, o, v.status)
-    return Audit(str(path), "text", report_id, title, found, similar=kb.similar(title))
+    return Audit(str(path), "text", report_id, title, found, similar=kb.similar(title), explained=explained)
 
 
 def audit_record(path: Path, kb: KnowledgeBase, claims_dir: Union[str, Path, None], today: date, max_age: int,
-                 matcher: Optional[Matcher] = None) -> Audit:
+                 auditor: Optional[Auditor] = None, explain: bool = False) -> Audit:
     v = validate_files([path], claims_dir, today=today, db=kb.snapshot)
     if v.loaded.problems or not v.loaded.records:
         raise InputError(f"{path}: not a valid record", v.loaded.problems)
     rec = v.loaded.records[0]
     r = rec.report
-    found = audit_report(r, kb.vocabulary, matcher or Matcher(kb.vocabulary), where=lambda i: rec.where("claims", i)[0])
+    explained = Explanation() if explain else None
+    found = (auditor or Auditor(kb.vocabulary)).record(r, lambda i: rec.where("claims", i)[0], explained)
     findings = [Finding("check", p.message, line=p.line) for p in (v.checked.problems if v.checked else [])
                 if p.code not in HYGIENE and p.severity == "error"]
     findings += hygiene(rec, v, today, max_age)
@@ -454,19 +381,20 @@ def audit_record(path: Path, kb: KnowledgeBase, claims_dir: Union[str, Path, Non
     similar = kb.similar(r.title, r.organization, r.models, exclude=r.id if in_kb else None)
     for s in similar:
         findings.append(Finding("similar-report", f"looks like {s['report']} ({s['path']}): {s['why']}"))
-    return Audit(str(path), "record", r.id, r.title, found, findings, similar)
+    return Audit(str(path), "record", r.id, r.title, found, findings, similar, explained)
 
 
 def audit_paths(paths: Iterable[Union[str, Path]], claims_dir: Union[str, Path, None] = None,
                 today: Optional[date] = None, max_age: Optional[int] = None,
-                db: Union[str, Path, None] = None) -> list[Union[Audit, InputError]]:
+                db: Union[str, Path, None] = None, explain: bool = False) -> list[Union[Audit, InputError]]:
     """Audit each file; an unreadable one yields its InputError in place of an Audit, the others still run.
     `claims_dir`: the knowledge base to compare with (None: none, the packaged vocabulary applies). `db`: a
-    database built from claims_dir, read for the reports whose files have not changed since."""
+    database built from claims_dir, read for the reports whose files have not changed since. `explain`: each
+    Audit also says how many units it read and why each unit with a cue gave no evidence (Audit.explained)."""
     today = clock.today(today)
     kb = KnowledgeBase.load(claims_dir, db)
     max_age = max_age if max_age is not None else kb.vocabulary.stale_after_days
-    matcher = Matcher(kb.vocabulary)
+    auditor = Auditor(kb.vocabulary)
     out: list[Union[Audit, InputError]] = []
     for p in map(Path, paths):
         try:
@@ -478,9 +406,9 @@ def audit_paths(paths: Iterable[Union[str, Path]], claims_dir: Union[str, Path, 
                 raise InputError(f"{p}: is a folder; give report files")
             suffix = p.suffix.lower()
             if suffix in RECORD_SUFFIXES:
-                out.append(audit_record(p, kb, claims_dir, today, max_age, matcher))
+                out.append(audit_record(p, kb, claims_dir, today, max_age, auditor, explain))
             elif suffix in TEXT_SUFFIXES | PDF_SUFFIXES:
-                out.append(audit_text(p, kb, matcher))
+                out.append(audit_text(p, kb, auditor, explain))
             else:
                 raise InputError(f"{p}: unknown kind of file (give .yaml records or .md, .txt, .pdf texts)")
         except InputError as e:
@@ -492,10 +420,10 @@ def kb_verdicts(validation: Validation) -> list[dict[str, Any]]:
     """The auditor's verdict for every report of a validated knowledge base: `kb build` stores these next to
     the declared judgements (found through the report_claims.verdicts entry point)."""
     vocabulary = validation.vocabulary
-    matcher = Matcher(vocabulary)
+    auditor = Auditor(vocabulary)
     rows = []
     for rec in validation.loaded.records:
-        for o, v in audit_report(rec.report, vocabulary, matcher).items():
+        for o, v in auditor.record(rec.report).items():
             rows.append({
                 "report": rec.report.id, "omission": o, "status": v.status,
                 "evidence": [e.claim for e in v.evidence if e.claim],

@@ -26,16 +26,21 @@ from .audit import LEVELS, Audit
               help="text for a terminal, json for programs, markdown for a pull-request comment.")
 @click.option("--fail-on", type=click.Choice(["partial", "absent"]),
               help="Exit 1 when any omission is at or below this level.")
+@click.option("--explain", is_flag=True,
+              help="Show every piece of evidence, how many units (claims, sentences, table rows) were read, and each "
+                   "unit that had a cue of an omission's part but was dropped, with why (out of scope, negated, "
+                   "nothing it needs nearby).")
 @MAX_AGE_OPTION
 @TODAY_OPTION
 @click.version_option(package_name="report-claims")
-def audit(files, claims_dir, db_path, fmt, fail_on, max_age, today):
+def audit(files, claims_dir, db_path, fmt, fail_on, explain, max_age, today):
     """Audit training reports for the five recurring omissions.
 
     FILES are records in format v1 (.yaml, validated as `kb validate` does) or report texts (.md, .txt; .pdf with
     the pdf extra). For each omission (failed-runs, data-filtering, hp-search, ops-staffing, contamination) the
     verdict is disclosed, partial or absent, with its evidence and the questions still open; a record also gets
-    hygiene findings and its declared disclosures checked. Each verdict is compared with the reports already in
+    hygiene findings and its declared disclosures checked. Each verdict names the rubric rule it applied
+    (../shared/RUBRIC.md, as kb/vocabulary.yaml states it) and its evidence by line or claim id. Each verdict is compared with the reports already in
     the knowledge base.
 
     Exit status: 0 it ran; 1 with --fail-on, when an omission is at or below that level; 2 an input could not
@@ -49,7 +54,7 @@ def audit(files, claims_dir, db_path, fmt, fail_on, max_age, today):
         click.echo(f"audit: no knowledge base to compare with (no claims/ folder in {Path.cwd()} or above it; give "
                    f"--claims DIR): verdicts only, without the cohort or similar reports", err=True)
     results = audit_paths(files, claims_dir=where.claims if where else None, today=clock.today(today),
-                          max_age=max_age, db=db_path or (where.database if where else None))
+                          max_age=max_age, db=db_path or (where.database if where else None), explain=explain)
     if fmt == "json":
         click.echo(as_json(results))
     elif fmt == "markdown":

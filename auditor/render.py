@@ -10,6 +10,7 @@ from .audit import Audit, InputError
 SYMBOLS = {"disclosed": "✔", "partial": "◐", "absent": "✘"}
 COLOURS = {"disclosed": "green", "partial": "yellow", "absent": "red"}
 JSON_VERSION = 1
+EVIDENCE_SHOWN = 3  # per verdict in text output
 
 
 def as_json(results: list[Union[Audit, InputError]]) -> str:
@@ -22,10 +23,26 @@ def as_json(results: list[Union[Audit, InputError]]) -> str:
     }, indent=2, ensure_ascii=False)
 
 
-def _evidence_line(e) -> str:
-    where = e.claim or (f"line {e.line}: “{e.sentence[:140]}{'…' if len(e.sentence or '') > 140 else ''}”")
-    fig = "" if e.figure else ", no figure"
-    return f"{where} [{e.part}: “{e.cue}” {e.score:.0f}{fig}]"
+def _parts(e) -> str:
+    """What a piece of evidence gives: each part, with its figure where it has one ("compute 40,000 GPU-hours")."""
+    out = []
+    for p in e.parts or [{"part": e.part, "cue": e.cue, "given": e.figure, "value": e.value, "kind": e.kind}]:
+        what = f"{p['part']} {p['value']} ({p['kind']})" if p.get("value") else f"{p['part']} “{p['cue']}”"
+        out.append(what if p.get("given") else f"{what} mentioned")
+    return ", ".join(out) + (" (an admission it was not done)" if e.admission else "")
+
+
+def _cut(text: str, width: int = 140) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= width else text[:width] + "…"
+
+
+def _evidence_line(e, width: int = 140) -> str:
+    if e.claim:
+        where = e.claim + (f" (line {e.line})" if e.line else "")
+    else:
+        where = f"line {e.line}: “{_cut(e.sentence, width)}”"
+    return f"{where} — {_parts(e)}"
 
 
 def as_text(results: list[Union[Audit, InputError]], colour: bool = False) -> str:
@@ -42,14 +59,24 @@ def as_text(results: list[Union[Audit, InputError]], colour: bool = False) -> st
             out.append("")
             continue
         out.append(f"{r.file}: {r.title} ({r.input}, id {r.report})")
+        explain = r.explained
+        if explain:
+            out.append(f"  read {explain.units} {'claims' if r.input == 'record' else 'sentences, rows and headings'}")
         for o, v in r.verdicts.items():
             declared = f" (declared {v.declared})" if v.declared and v.declared != v.status else ""
             cohort = f"  [{v.cohort['text']} in the knowledge base]" if v.cohort and v.cohort["of"] else ""
             out.append(f"  {style(SYMBOLS[v.status] + ' ' + v.status.ljust(9), v.status)} {o}{declared}{cohort}")
-            for e in v.evidence[:3]:
+            out.append(f"      rule: {v.rule}")
+            shown = v.evidence if explain else v.evidence[:EVIDENCE_SHOWN]
+            for e in shown:
                 out.append(f"      evidence: {_evidence_line(e)}")
+            if len(v.evidence) > len(shown):
+                out.append(f"      … and {len(v.evidence) - len(shown)} more (--explain or --format json shows all)")
             for m in v.missing:
                 out.append(f"      missing {m['part']}: {m['question']}")
+            for d in explain.for_omission(o) if explain else []:
+                where = d.unit.claim or f"line {d.unit.line}: “{_cut(d.unit.text)}”"
+                out.append(f"      dropped: {where} — {d.why}")
         if r.findings:
             out.append("  findings:")
             for f in r.findings:
@@ -83,6 +110,11 @@ def as_markdown(results: list[Union[Audit, InputError]]) -> str:
             cohort = _md(v.cohort["text"]) if v.cohort and v.cohort["of"] else "–"
             out.append(f"| {o} | {SYMBOLS[v.status]} {v.status} | {v.declared or '–'} | {cohort} | {missing} |")
         out.append("")
+        out.append("<details><summary>Evidence and rules</summary>\n")
+        for o, v in r.verdicts.items():
+            out.append(f"- **{o}**: {_md(v.rule)}")
+            out += [f"  - {_md(_evidence_line(e))}" for e in v.evidence[:EVIDENCE_SHOWN]]
+        out.append("\n</details>\n")
         if r.findings:
             out.append("<details><summary>Findings</summary>\n")
             for f in r.findings:

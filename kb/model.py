@@ -295,11 +295,48 @@ class Pattern(Strict):
     description: LongText
 
 
+Phrase = Annotated[str, Field(min_length=2, max_length=200)]
+
+
 class OmissionPart(Strict):
+    """A part of an omission, and how the auditor recognises it (RUBRIC.md decides what each part means)."""
+
     id: Slug
     description: Text
     question: Text
-    cues: list[Annotated[str, Field(min_length=2, max_length=200)]] = Field(min_length=1)
+    # Phrases (matched as whole, stemmed words) that mention the part; `weak_cues` mention it only in a sentence
+    # or claim that also matches one of `anchors` ("thanks" only next to "training" or "cluster").
+    cues: list[Phrase] = Field(min_length=1)
+    weak_cues: list[Phrase] = Field(default_factory=list)
+    anchors: list[Phrase] = Field(default_factory=list)
+    # The kinds of figure (the vocabulary's figure_kinds) that give the part: a mention with one of them in the
+    # same sentence or claim gives it; without `figures`, a mention gives it.
+    figures: list[Slug] = Field(default_factory=list)
+    # Kinds of figure that give the part only in a table row (a row of a mixture table gives a source's share in
+    # tokens; a sentence's total token count does not).
+    row_figures: list[Slug] = Field(default_factory=list)
+    # The part counts only in a sentence or claim that also mentions one of these parts (a GPU-hour figure is
+    # the cost of failed runs only next to a failed run).
+    needs: list[Slug] = Field(default_factory=list)
+    # Whether what the part needs may be found nearby (under the same headings, or in the sentence or claim just
+    # before) rather than in the same sentence or claim.
+    nearby: bool = True
+    # A cue that stands in a negation ("no rollbacks", "we did not check"): ignore it, or count it as a mention
+    # (an admission is partial), or as a mention of another omission's part ("omission/part"); `only`: the part
+    # is mentioned by negated cues only ("no loss spikes" is operations evidence, "loss spikes" alone is not).
+    negated: Annotated[str, Field(pattern=r"^(ignore|mention|only|[a-z0-9-]+/[a-z0-9-]+)$")] = "ignore"
+
+
+# Kinds of figure read by their form, not by the words around them: "12%", "13-gram", "3e-4", several values of
+# one kind in a sentence ("1e-4, 3e-4 and 6e-4"), any other number.
+BUILT_IN_FIGURE_KINDS = ("percent", "ngram", "rate", "range", "number")
+
+
+class Rule(Strict):
+    """One way an omission is disclosed: these parts given with figures, these at least mentioned."""
+
+    given: list[Slug] = Field(min_length=1)
+    mentioned: list[Slug] = Field(default_factory=list)
 
 
 class Omission(Strict):
@@ -307,15 +344,20 @@ class Omission(Strict):
     title: Text
     description: LongText
     parts: list[OmissionPart] = Field(min_length=1)
-    # Phrases that say a text is about this omission at all; where given, a part's cue counts only in a text
-    # that also matches an anchor (so "threshold" in a sentence about data filtering is not contamination).
-    anchors: list[Annotated[str, Field(min_length=2, max_length=200)]] = Field(default_factory=list)
-    # How many parts must be given with figures for the omission to count as disclosed (default: all).
-    disclosed_at: Optional[Annotated[int, Field(ge=1)]] = None
+    # Phrases that say a text is about this omission at all; where given, a part's cue counts only in a sentence
+    # or claim (or under a heading) that also matches an anchor.
+    anchors: list[Phrase] = Field(default_factory=list)
+    # RUBRIC.md as data: the omission is disclosed when any of these rules holds (default: every part given);
+    # partial when any part is mentioned; absent otherwise.
+    disclosed: list[Rule] = Field(default_factory=list)
+    # Kinds of section (the vocabulary's `sections`) that give no evidence for this omission (fine-tuning data is
+    # not pretraining data), and kinds whose evidence is partial at most (acknowledgements).
+    out_of_scope: list[Slug] = Field(default_factory=list)
+    partial_only: list[Slug] = Field(default_factory=list)
 
     @property
-    def parts_needed(self) -> int:
-        return min(self.disclosed_at or len(self.parts), len(self.parts))
+    def rules(self) -> list[Rule]:
+        return self.disclosed or [Rule(given=[p.id for p in self.parts])]
 
 
 class Unit(Strict):
@@ -356,6 +398,13 @@ class Vocabulary(Strict):
     units: list[Unit] = Field(default_factory=list)
     scales: dict[str, PositiveNumber] = Field(default_factory=dict)
     charts: list[Chart] = Field(default_factory=list)
+    # Kind of figure → the words that follow a number of that kind ("GPU-hours": compute); `threshold` lists the
+    # words that precede one ("at least", "below").
+    figure_kinds: dict[Slug, list[Annotated[str, Field(min_length=1, max_length=200)]]] = Field(default_factory=dict)
+    # Kind of section → the words of a heading that make a section of that kind (fine-tuning, acknowledgements).
+    sections: dict[Slug, list[Phrase]] = Field(default_factory=dict)
+    # Names the auditor recognises as such: datasets and corpora, kinds of data.
+    gazetteer: dict[Slug, list[Phrase]] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _unique_ids(self) -> "Vocabulary":
@@ -367,6 +416,18 @@ class Vocabulary(Strict):
         for chart in self.charts:
             if chart.pattern not in self.pattern_ids:
                 raise ValueError(f"chart {chart.id!r} names an unknown pattern {chart.pattern!r}")
+        for o in self.omissions:
+            parts = {p.id for p in o.parts}
+            named = {x for r in o.rules for x in (*r.given, *r.mentioned)} | {n for p in o.parts for n in p.needs}
+            if named - parts:
+                raise ValueError(f"omission {o.id!r} names parts it does not have: {', '.join(sorted(named - parts))}")
+            for kind in (*o.out_of_scope, *o.partial_only):
+                if kind not in self.sections:
+                    raise ValueError(f"omission {o.id!r} names a kind of section the vocabulary does not have: {kind!r}")
+            for p in o.parts:
+                for kind in p.figures:
+                    if kind not in self.figure_kinds and kind not in BUILT_IN_FIGURE_KINDS:
+                        raise ValueError(f"part {o.id}/{p.id} names an unknown kind of figure {kind!r}")
         return self
 
     @property

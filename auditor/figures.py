@@ -1,0 +1,180 @@
+"""Typed figures: a number with what it counts ("40,000 GPU-hours" is compute, "13-gram" an n-gram length, "1.2%"
+a percentage, "four learning rates" a count of candidates), so each part of an omission can say which figures
+give it. Years, citation markers, section numbers and a model's size on its own are never figures of anything.
+
+The words that type a figure are data: the vocabulary's `figure_kinds`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from .words import stem
+
+_WORD_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+                 "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40,
+                 "fifty": 50, "hundred": 100, "dozen": 12, "dozens": 24, "hundreds": 200, "thousands": 2000,
+                 "several": 3, "multiple": 2, "numerous": 5}
+_SCALES = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "mn": 1e6, "b": 1e9, "billion": 1e9, "bn": 1e9,
+           "t": 1e12, "trillion": 1e12}
+# What is not a figure: citation markers, section and table numbers, footnote markers, years.
+_NOT_FIGURES = re.compile(
+    r"\[\d+(?:\s*[,–-]\s*\d+)*\]|<sup>.*?</sup>|\$\^\{?[\d,]+\}?\$"
+    r"|(?:§|\b(?:sec(?:tion)?s?|tables?|fig(?:ure)?s?|appendix|app|eq(?:uation)?|chapter|step)\.?)\s*[A-Z]?\d+(?:\.\d+)*"
+    r"|\b(?:19|20)\d\d[a-z]?\b(?!\s*(?:gpus?|tokens|h100|a100|runs|hours|steps))",
+    re.IGNORECASE)
+_NUMBER = re.compile(
+    r"(?<![\w.])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:\s?[eE]\s?[-−+]?\d+)?"
+    r"|\d+(?:\.\d+)?\s?(?:×|x|\\times)\s?10\s?\^?\s?\{?[-−]?\d+\}?)"
+    r"(?P<pct>\s?\\?%)?"
+    r"(?P<scale>\s?(?:[KMBT]\b|thousand\b|million\b|billion\b|trillion\b))?"
+    r"|\b(?P<word>one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty"
+    r"|dozens?|hundreds|thousands|several|multiple|numerous)\b",
+    re.IGNORECASE)
+_MATH_NUMBER = re.compile(r"\$((?:\\[a-z]+\s*|[~\s])*)(\d[\d.,]*\s*(?:\\?%)?)\$")
+_NGRAM = re.compile(r"\b(\d+)\s?-?\s?(?:grams?|token (?:n-?grams?|spans?|overlaps?))\b|\bn\s?=\s?(\d+)\b", re.IGNORECASE)
+
+
+_OR_MORE = re.compile(r"^\s*%?\s*(?:or|and)\s+(?:more|fewer|less|higher|lower|above|below|greater)\b", re.IGNORECASE)
+_SIZED = {"model", "paramet", "param", "dens", "moe", "proxi", "transform"}
+_CANDIDATES = re.compile(r"^\s*(?:different\s+|candidate\s+|distinct\s+)?(?:learning[- ]rates|batch[- ]sizes|"
+                         r"values|settings|configurations|seeds|warmup lengths|schedules|model sizes|sizes)\b",
+                         re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Figure:
+    kind: str  # compute, duration, hardware, tokens, params, percent, count, ngram, threshold, rate, number
+    text: str
+    value: Optional[float]
+    start: int
+    end: int
+    shown: str = ""  # as written, with the words that typed it ("40,000 GPU-hours")
+
+    @property
+    def label(self) -> str:
+        return self.shown or self.text
+
+
+class FigureReader:
+    """Reads typed figures with the vocabulary's figure kinds: kind → the stemmed words that may follow a number
+    (or come just before it, for thresholds)."""
+
+    def __init__(self, kinds: dict[str, list[str]]):
+        self.after: list[tuple[str, tuple[str, ...]]] = []
+        for kind, words in kinds.items():
+            if kind == "threshold":
+                continue
+            for w in words:
+                self.after.append((kind, tuple(stem(x) for x in re.findall(r"[a-z0-9$]+", w.lower().replace("-", "")))))
+        self.after.sort(key=lambda kv: -len(kv[1]))  # "gpu hours" before "gpu"
+        self.before = [tuple(stem(x) for x in re.findall(r"[a-z0-9<>=≥≤]+", w.lower())) for w in kinds.get("threshold", [])]
+
+    def read(self, text: str) -> list[Figure]:
+        out: list[Figure] = []
+        masked = _NOT_FIGURES.sub(lambda m: " " * len(m.group()), text)
+        # a number in LaTeX math ("$8$K", "$\sim 1.3$T", "$40\%$") reads as the number (same length, so
+        # offsets hold)
+        masked = _MATH_NUMBER.sub(lambda m: " " + " " * len(m.group(1)) + m.group(2) + " ", masked)
+        for m in _NGRAM.finditer(masked):
+            n = m.group(1) or m.group(2)
+            out.append(Figure("ngram", m.group(), float(n), m.start(), m.end()))
+        taken = [(f.start, f.end) for f in out]
+        for m in _NUMBER.finditer(masked):
+            if any(a <= m.start() < b for a, b in taken):
+                continue
+            value = _value(m)
+            after = _words(masked[m.end():m.end() + 40])[:4]
+            before = _words(masked[max(0, m.start() - 40):m.start()])[-4:]
+            kind, typed_by = self._kind(m, value, after, before, masked)
+            if kind is None:
+                continue
+            end = _after_words(masked, m.end(), typed_by)
+            shown = text[m.start():end].replace("$", "").replace("\\%", "%").strip()
+            out.append(Figure(kind, m.group().strip(), value, m.start(), m.end(), shown))
+        out.sort(key=lambda f: f.start)
+        return out + _ranges(masked, out)
+
+    def _kind(self, m, value, after, before, text) -> tuple[Optional[str], int]:
+        """The figure's kind, and how many of the words after it typed it."""
+        if _OR_MORE.match(text[m.end():m.end() + 20]) or any(
+                tuple(before[-len(w):]) == w for w in self.before if w):
+            return "threshold", 0  # "at least 0.4", "over 30%", "32 or more": a cut-off
+        if m.group("pct"):
+            return "percent", 0
+        suffix = (m.group("scale") or "").strip()
+        if suffix.upper() in ("B", "M") and after[:1] and after[0] in _SIZED:
+            return "params", 1  # "14B model", "1B-parameter proxies"
+        candidates = _CANDIDATES.match(text[m.end():m.end() + 40])
+        if candidates:
+            return "trials", len(_words(candidates.group()))  # "four learning rates", "3 batch sizes": candidates tried
+        for kind, words in self.after:
+            if tuple(after[:len(words)]) == words:
+                if kind == "params" and not suffix and words != ("paramet",):
+                    continue  # "7 models" is a count, "7B models" a size
+                return kind, len(words)
+        if re.search(r"(?:^|[\s(~])\$$", text[max(0, m.start() - 2):m.start()]) and text[m.end():m.end() + 1] != "$":
+            return "compute", 0  # money (a "$" of LaTeX math is not)
+        if suffix and suffix.upper() in "KMBT":
+            return ("params" if suffix.upper() in "MB" else "tokens"), 0
+        if m.group("word"):
+            return None, 0  # "one of the", "several times": a word number counts only with what it counts
+        if value is not None and (value < 1 or "e" in m.group("num").lower()):
+            return "rate", 0
+        return "number", 0
+
+
+_LIST_JOIN = re.compile(r"^\s*(?:[A-Za-z-]+\s+){0,2}(?:,\s*(?:and|or)?|and|or|vs\.?|versus|/|to|–|-|~)\s*$",
+                        re.IGNORECASE)
+_BETWEEN = re.compile(r"\b(?:between|from|ranging from|in the range)\s*$", re.IGNORECASE)
+
+
+def _ranges(text: str, figures: list[Figure]) -> list[Figure]:
+    """Candidate values: figures listed one after another ("1e-4, 3e-4 and 6e-4", "2M vs 5M", "from 125M to
+    175B"), as one figure of kind `range`."""
+    out = []
+    for a, b in zip(figures, figures[1:]):
+        if a.kind in ("ngram", "threshold") or b.kind in ("ngram", "threshold"):
+            continue
+        if re.search(r"[A-Za-z]\($", text[:a.start]):
+            continue  # a function's arguments, "normal(0, 0.02)", are one setting, not candidates
+        if a.kind == b.kind == "number" and a.value and b.value and max(a.value, b.value) > 100 * min(a.value, b.value):
+            continue  # "clipping 1.0 and 2,000 warmup steps": two settings, not a list of candidates
+        if _LIST_JOIN.match(text[a.end:b.start]) and (a.kind == b.kind or _BETWEEN.search(text[:a.start])):
+            if out and out[-1].end == a.end:  # "1e-4, 3e-4 and 6e-4": one list
+                a = out.pop()
+            out.append(Figure("range", text[a.start:b.end], None, a.start, b.end))
+    return out
+
+
+def _value(m) -> Optional[float]:
+    if m.group("word"):
+        return float(_WORD_NUMBERS[m.group("word").lower()])
+    raw = m.group("num").replace(",", "").replace("−", "-").replace(" ", "")
+    try:
+        if "10" in raw and any(x in raw for x in ("×", "x", "\\times")):
+            mant, _, exp = re.split(r"×|x|\\times", raw, maxsplit=1)[0], None, re.findall(r"-?\d+$", raw)[0]
+            value = float(mant) * 10 ** float(exp)
+        else:
+            value = float(raw)
+    except (ValueError, IndexError):
+        return None
+    scale = (m.group("scale") or "").strip().lower()
+    return value * _SCALES.get(scale, 1.0)
+
+
+_WORD = re.compile(r"[A-Za-z0-9$<>=≥≤]+(?:-[A-Za-z0-9$<>=≥≤]+)*")
+
+
+def _after_words(text: str, start: int, n: int) -> int:
+    """Where the n words after `start` end (words as _words counts them: hyphenated ones are one)."""
+    end = start
+    for i, m in zip(range(n), _WORD.finditer(text, start, start + 60)):
+        end = m.end()
+    return end
+
+
+def _words(text: str) -> list[str]:
+    return [stem(w) for w in re.findall(r"[a-z0-9$<>=≥≤]+", text.lower().replace("-", ""))]

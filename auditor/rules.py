@@ -1,0 +1,213 @@
+"""RUBRIC.md as the vocabulary states it: which units mention or give which part of an omission, and the verdict.
+
+For each unit and omission: the unit is skipped when it sits in a section out of the omission's scope (fine-tuning
+data is not pretraining data); a part is mentioned when one of its cues occurs as whole words (a weak cue only
+next to one of the part's anchors), unless the cue stands in a negation in its clause (then, as the part says,
+it is ignored, an admission that counts as a mention, or a mention of another omission's part); a part is given
+when a mention comes with a figure of one of the part's kinds (and, with `needs`, a mention of one of those parts
+in the unit, its headings or the sentence before). In an acknowledgements section a part is mentioned at most.
+The verdict: disclosed when one of the omission's rules holds, partial when any part is mentioned, else absent.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+from kb.model import Omission, OmissionPart, Vocabulary
+
+from .figures import Figure
+from .units import Unit
+from .words import Phrase, find, phrase, tokens
+
+LEVELS = {"absent": 0, "partial": 1, "disclosed": 2}
+_NEGATION = re.compile(r"\b(?:no|not|never|without|none|neither|nor|cannot|nothing|lack(?:s|ing)?|absence of|"
+                       r"zero|infeasible|unable|impossible|rather than|instead of|too costly|too expensive|\w+n['’]t)\b", re.IGNORECASE)
+_CLAUSE = re.compile(r"[;:.!?()\u2014]|,\s+(?:but|while|although|though|whereas)\b|\bbut\b")
+
+
+@dataclass
+class Hit:
+    """One unit's evidence for one part of an omission."""
+
+    omission: str
+    part: str
+    cue: str
+    unit: Unit
+    figure: Optional[Figure] = None
+    given: bool = False
+    partial_only: bool = False  # from an acknowledgements section: a mention at most
+    admission: bool = False  # a negated cue counted as a mention ("we did not check")
+
+
+@dataclass
+class Decision:
+    status: str
+    given: list[str] = field(default_factory=list)
+    mentioned: list[str] = field(default_factory=list)
+    rule: str = ""  # which rule of RUBRIC.md decided
+    lacks: list[str] = field(default_factory=list)  # partial: what the nearest disclosed rule still needs
+
+
+@dataclass
+class Dropped:
+    """Why a unit gave no evidence for an omission (for --explain)."""
+
+    omission: str
+    unit: Unit
+    why: str
+
+
+def _all(p: Phrase, words: list[str]) -> list[int]:
+    out, at = [], find(p, words)
+    while at is not None:
+        out.append(at)
+        at = find(p, words, at + 1)
+    return out
+
+
+class _Part:
+    def __init__(self, omission: str, part: OmissionPart):
+        self.omission, self.id, self.spec = omission, part.id, part
+        self.cues = [phrase(c) for c in part.cues]
+        self.weak = [phrase(c) for c in part.weak_cues]
+        self.anchors = [phrase(c) for c in part.anchors]
+        self.figures = set(part.figures)
+        self.row_figures = set(part.row_figures)
+        self.needs = set(part.needs)
+
+    def matches(self, unit: Unit) -> list[tuple[Phrase, int]]:
+        """Every cue found and where, in the order of the text (strong cues; weak ones only when no strong
+        cue is found and one of the anchors is)."""
+        found = [(p, at) for p in self.cues for at in _all(p, unit.words)]
+        if not found and self.weak and any(find(a, unit.words) is not None for a in self.anchors):
+            found = [(p, at) for p in self.weak for at in _all(p, unit.words)]
+        return sorted(found, key=lambda m: m[1])
+
+    def match(self, unit: Unit) -> Optional[tuple[Phrase, int]]:
+        found = self.matches(unit)
+        return found[0] if found else None
+
+    def figure(self, unit: Unit) -> Optional[Figure]:
+        kinds = self.figures | (self.row_figures if unit.kind == "row" else set())
+        return next((f for f in unit.figures if f.kind in kinds), None)
+
+
+class Rulebook:
+    def __init__(self, vocabulary: Vocabulary):
+        self.vocabulary = vocabulary
+        self.omissions: dict[str, Omission] = {o.id: o for o in vocabulary.omissions}
+        self.parts = {o.id: [_Part(o.id, p) for p in o.parts] for o in vocabulary.omissions}
+        self.fine_tuning = [phrase(p) for p in vocabulary.sections.get("fine-tuning", [])]
+
+    def hits(self, units: list[Unit], explain: Optional[list] = None) -> list[Hit]:
+        out: list[Hit] = []
+        previous: dict[int, Unit] = {}
+        for i, u in enumerate(units):
+            # the sentence before in the paragraph (for a record, the claim before) may hold what a part needs
+            before = units[i - 1] if i and (units[i - 1].paragraph == u.paragraph or u.claim is not None) else None
+            context_words = tokens(u.context) if u.context else []
+            in_fine_tuning = any(find(p, u.words) is not None for p in self.fine_tuning)
+            for o in self.vocabulary.omissions:
+                scope = set(o.out_of_scope)
+                if scope & u.sections or ("fine-tuning" in scope and in_fine_tuning):
+                    if explain is not None:
+                        explain.append(Dropped(o.id, u, f"in a {', '.join(sorted(scope & u.sections) or ['fine-tuning'])} "
+                                                        f"section or sentence: out of scope"))
+                    continue
+                found = self._unit_hits(o, u, before, context_words, explain)
+                out += found
+            previous[u.paragraph] = u
+        return out
+
+    def _unit_hits(self, o: Omission, u: Unit, before: Optional[Unit], context_words: list[str],
+                   explain: Optional[list]) -> list[Hit]:
+        parts = self.parts[o.id]
+        mentioned: dict[str, tuple[Phrase, int]] = {}
+        out: list[Hit] = []
+        for p in parts:
+            found = p.matches(u)
+            if not found:
+                continue
+            # the first cue outside a negation mentions the part ("we did not use dropout, but swept four
+            # learning rates": the sweep counts); when every cue is negated, the part says what that means
+            standing = [m for m in found if not self._negated_cue(u, *m)]
+            if standing:
+                if p.spec.negated != "only":
+                    mentioned[p.id] = standing[0]
+                continue
+            cue, at = found[0]
+            # an admission must be the report's own words, not a record's statement that the report says nothing
+            if u.offsets[at] < u.reported_from:
+                continue
+            if p.spec.negated in ("mention", "only"):
+                out.append(Hit(o.id, p.id, cue.text, u, admission=True, partial_only=True))
+            elif "/" in p.spec.negated:
+                other, _, part = p.spec.negated.partition("/")
+                out.append(Hit(other, part, cue.text, u, admission=True, partial_only=True))
+            elif explain is not None:
+                explain.append(Dropped(o.id, u, f"{p.id}: '{cue.text}' stands in a negation"))
+        partial_only = bool(set(o.partial_only) & u.sections)
+        for p in parts:
+            if p.id not in mentioned:
+                continue
+            cue, _ = mentioned[p.id]
+            needs_met = not p.needs or bool(p.needs & set(mentioned)) or p.spec.nearby and (
+                self._mentions(o, p.needs, context_words)
+                or (before is not None and self._mentions(o, p.needs, before.words)))
+            figure = p.figure(u) if needs_met else None
+            given = (not p.figures and not p.row_figures and needs_met) or figure is not None
+            if p.needs and not needs_met and explain is not None:
+                explain.append(Dropped(o.id, u, f"{p.id}: '{cue.text}' without {' or '.join(sorted(p.needs))} nearby"))
+                continue
+            if p.needs and not needs_met:
+                continue
+            out.append(Hit(o.id, p.id, cue.text, u, figure, given and not partial_only, partial_only))
+        return out
+
+    def _mentions(self, o: Omission, part_ids: set[str], words: list[str]) -> bool:
+        fake = Unit("", words=words)
+        return any(p.id in part_ids and p.match(fake) is not None for p in self.parts[o.id])
+
+    def _negated_cue(self, u: Unit, cue: Phrase, at: int) -> bool:
+        """A cue that is itself a negation ("no human intervention") is not negated by it."""
+        if any(w in {"no", "not", "without", "zero", "never"} for w in cue.stems):
+            return False
+        return self._negated(u, cue, at)
+
+    @staticmethod
+    def _negated(u: Unit, cue: Phrase, at: int) -> bool:
+        """Whether a negation stands before the cue in its clause (within five words)."""
+        words = u.text
+        if at >= len(u.offsets):
+            return False
+        start = u.offsets[at]
+        clause_start = 0
+        for m in _CLAUSE.finditer(words, 0, start):
+            clause_start = m.end()
+        prefix = words[clause_start:start]
+        window = " ".join(prefix.split()[-5:])
+        return bool(_NEGATION.search(window))
+
+    def decide(self, o: Omission, hits: list[Hit]) -> Decision:
+        given = {h.part for h in hits if h.given}
+        mentioned = {h.part for h in hits}
+        full_mentions = {h.part for h in hits if not h.partial_only}
+        for i, rule in enumerate(o.rules):
+            if set(rule.given) <= given and set(rule.mentioned) <= (full_mentions | given):
+                words = " and ".join(rule.given) + (f" given, {' and '.join(rule.mentioned)} named"
+                                                   if rule.mentioned else " given")
+                return Decision("disclosed", sorted(given), sorted(mentioned - given), f"disclosed: {words}")
+        if mentioned:
+            # the disclosed rule it comes closest to, and what that rule still lacks
+            def lacking(rule):
+                return ([p for p in rule.given if p not in given]
+                        + [p for p in rule.mentioned if p not in full_mentions | given])
+            lacks = min((lacking(r) for r in o.rules), key=len)
+            found = (f"{', '.join(sorted(given))} given" if given else "") + (
+                "; " if given and mentioned - given else "") + (
+                f"{', '.join(sorted(mentioned - given))} only mentioned" if mentioned - given else "")
+            return Decision("partial", sorted(given), sorted(mentioned - given),
+                            f"partial: {found}; disclosed would need {' and '.join(lacks)} as well", lacks)
+        return Decision("absent", [], [], "absent: nothing on it")

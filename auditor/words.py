@@ -1,0 +1,72 @@
+"""Words, not substrings: text → normalised, stemmed tokens, and phrases matched as whole words.
+
+"re-started" and "restarted" are one word, "monitors" and "monitoring" one stem; "tuned" is not found inside
+"fine-tuned" ("finetun" is its own token), nor "retrained" inside "pretrained".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Iterable, Optional
+
+import snowballstemmer
+
+_STEMMER = snowballstemmer.stemmer("english")
+# a hyphen or soft hyphen inside a word joins it ("re-started", "fine-tuned", "13-gram", "GPU-hours")
+_JOIN = re.compile(r"(?<=[A-Za-z0-9])[-\u00ad\u2010\u2011](?=[A-Za-z0-9])")
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    return _STEMMER.stemWord(word)
+
+
+_WORD = re.compile(r"[a-z0-9]+(?:[-\u00ad\u2010\u2011][a-z0-9]+)*(?:\.[0-9]+)?")
+
+
+def spans(text: str) -> list[tuple[str, int, int]]:
+    """(stem, start, end) of each word of the text: lowercased, a hyphenated word joined ("re-started" is
+    "restarted"), stemmed."""
+    return [(stem(_JOIN.sub("", m.group())), m.start(), m.end()) for m in _WORD.finditer(text.lower())]
+
+
+def tokens(text: str) -> list[str]:
+    """The text's words, lowercased, hyphenated words joined, each stemmed."""
+    return [w for w, _, _ in spans(text)]
+
+
+@dataclass(frozen=True)
+class Phrase:
+    text: str  # as written in the vocabulary
+    stems: tuple[str, ...]
+
+
+def phrase(text: str) -> Phrase:
+    return Phrase(text, tuple(tokens(text)))
+
+
+def find(phrase_: Phrase, words: list[str], start: int = 0) -> Optional[int]:
+    """The index of the first occurrence of the phrase's stems, as consecutive words, in words; None if none."""
+    n = len(phrase_.stems)
+    if n == 0:
+        return None
+    first = phrase_.stems[0]
+    i = start
+    while True:
+        try:
+            i = words.index(first, i)
+        except ValueError:
+            return None
+        if tuple(words[i:i + n]) == phrase_.stems:
+            return i
+        i += 1
+
+
+def any_of(phrases: Iterable[Phrase], words: list[str]) -> Optional[tuple[Phrase, int]]:
+    for p in phrases:
+        at = find(p, words)
+        if at is not None:
+            return p, at
+    return None
