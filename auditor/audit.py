@@ -208,12 +208,6 @@ def _evidence(hits: list[Hit]) -> Evidence:
                     parts=parts, admission=all(x.admission for x in hits))
 
 
-def audit_report(report: Report, vocabulary: Vocabulary, auditor: Optional[Auditor] = None,
-                 where=None) -> dict[str, Verdict]:
-    """The verdicts for one validated record (from its claims alone: never its topics or disclosures)."""
-    return (auditor or Auditor(vocabulary)).record(report, where)
-
-
 # Hygiene and declarations.
 
 
