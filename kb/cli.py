@@ -801,8 +801,7 @@ def sources_fetch(reports, claims_dir, cache_dir, allow_local, timeout, retries,
             version = f" {f.version}" if f.version else ""
             why = f": {f.detail}" if f.detail else ""
             click.echo(f"{f.ref}: {f.outcome}{version}{why}")
-        click.echo(f"{plural(len(fetched), 'source')} fetched into {cache.folder}: {plural(len(bad), 'unreachable')}",
-                   err=True)
+        click.echo(f"{plural(len(fetched), 'source')} fetched into {cache.folder}: {len(bad)} unreachable", err=True)
     sys.exit(2 if fetched and len(bad) == len(fetched) else 1 if bad else 0)
 
 
@@ -818,7 +817,7 @@ def sources_add(ref, file, version, claims_dir, cache_dir, today):
     fetched today: kb reverify --offline then checks the quotes against it. For a source that cannot be fetched
     (no network, a paywall, a page that needs a browser).
 
-    Exit status: 0 added, 1 no such report or source, 2 the file cannot be read.
+    Exit status: 0 added, 1 no such report or source (or one kept in the repository), 2 the file cannot be read.
     """
     from .sources import CacheError, add_copy
     from .sourcetext import SourceError
@@ -833,6 +832,8 @@ def sources_add(ref, file, version, claims_dir, cache_dir, today):
         known = ", ".join(s.id for s in found.sources) if found else None
         raise Failure(f"no source {ref!r}" + (f" (the sources of {report_id}: {known})" if known else
                                               "; write REPORT/SOURCE, e.g. llama-3-405b/paper"))
+    if not source.url:
+        raise Failure(f"{ref} is kept in the repository ({source.path}): kb reverify reads it there")
     try:
         done = add_copy(found, source, _cache(where, cache_dir), Path(file), today, version)
     except OSError as e:
@@ -884,11 +885,10 @@ def sources_list(reports, claims_dir, cache_dir, fmt, today):
         elif r["last"] is None:
             click.echo(f"{r['ref']}: not in the cache")
         else:
-            version = f" version {r['version']}" if r["version"] else ""
-            sha = f" sha256 {r['sha256']}" if r["sha256"] else ""
-            error = f" ({r['error']})" if r["error"] else ""
-            click.echo(f"{r['ref']}: {r['outcome']} on {r['last']}{error};{version}{sha}; "
-                       f"{plural(r['copies'], 'text')} held")
+            parts = [f"{r['outcome']} on {r['last']}" + (f" ({r['error']})" if r["error"] else "")]
+            parts += [f"version {r['version']}"] if r["version"] else []
+            parts += [f"sha256 {r['sha256']}"] if r["sha256"] else []
+            click.echo(f"{r['ref']}: {'; '.join(parts)}; {plural(r['copies'], 'text')} held")
 
 
 @cli.command()

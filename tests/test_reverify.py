@@ -665,3 +665,66 @@ def test_a_fetch_and_a_build_leave_git_status_clean(server, tmp_path):
     status = subprocess.run(["git", "status", "--porcelain", "--ignored=no"], cwd=repo, capture_output=True,
                             text=True, check=True).stdout
     assert status == ""
+
+
+# Text as quotes are looked for in it (kb.sourcetext), and where a source's text is read from (kb.versions).
+
+
+def test_normalising_makes_the_same_words_compare_equal():
+    from kb.sourcetext import normalise
+
+    assert normalise("e\ufb00ective \ufb01ne-tuning") == "effective fine-tuning"  # ligatures
+    assert normalise("\u201cit\u2019s\u201d \u2014 1\u20132\u00a0GPUs") == "\"it's\" - 1-2 GPUs"  # quotes, dashes, spaces
+    assert normalise("inter-\n  ruptions and GPT-\n4 and soft\u00adhyphen") == "interruptions and GPT-4 and softhyphen"
+    assert normalise("  many\n\n\tspaces  ") == "many spaces"
+    assert normalise("\uff11\uff12\uff18 GPUs") == "128 GPUs"  # full-width digits
+
+
+def test_a_quote_is_found_with_the_slack_text_extraction_needs():
+    from kb.sourcetext import find, from_bytes
+
+    pdf_row = from_bytes(b"Faulty GPU  GPU  148  30.1%\nGPU HBM3 Memory GPU 72 17.2%")
+    assert find("Faulty GPU | GPU | 148 | 30.1%", pdf_row, table=True)  # a table row whose cells lost their rules
+    assert not find("Faulty GPU | GPU | 148 | 30.1%", pdf_row)  # a text quote keeps its pipes
+    broken = from_bytes(b"a state-of-the-\nart model, pre-\ntraining for 54 days")
+    assert find("a state-of-the-art model, pre-training for 54 days", broken)  # compounds broken at line ends
+    assert not find("a state-of-the-art model, pre-training for 55 days", broken)
+    page = from_bytes('<html><head><meta charset="windows-1252"></head><body><p>\x93Quoted\x94 \x96 '
+                      'text</p></body></html>'.encode("latin-1"))
+    assert page.text == '"Quoted" - text'  # the page's own charset, without one from the server
+
+
+def test_github_files_are_read_as_raw_text_and_arxiv_urls_name_their_version():
+    from kb.versions import arxiv, fetch_url, github_commit
+
+    assert fetch_url("https://github.com/marin-community/marin/blob/main/docs/reports/marin-8b-retro.md") == \
+        "https://raw.githubusercontent.com/marin-community/marin/main/docs/reports/marin-8b-retro.md"
+    assert fetch_url("https://huggingface.co/blog/smollm3") == "https://huggingface.co/blog/smollm3"
+    assert github_commit("https://github.com/o/r/blob/359f0e65db0d5dacbce3e60c50951b904b3d5243/README.md") == \
+        "359f0e65db0d5dacbce3e60c50951b904b3d5243"
+    assert github_commit("https://github.com/o/r/blob/main/README.md") is None
+    assert (arxiv("https://arxiv.org/abs/2407.21783v3").id, arxiv("https://arxiv.org/abs/2407.21783v3").version) == \
+        ("2407.21783", "v3")
+    assert arxiv("https://arxiv.org/pdf/2407.21783").version is None and arxiv("https://example.org/abs/1") is None
+
+
+def test_an_update_stores_the_results_as_a_full_build_does(fetched, tmp_path):
+    from test_update import dump
+
+    claims, cache, _ = fetched
+    run("reverify", "--claims", claims, "--cache", cache, "--offline")
+    mine = tmp_path / "claims"
+    shutil.copytree(claims, mine)
+    updated, full = tmp_path / "updated.db", tmp_path / "full.db"
+    assert run("build", "--claims", mine, "--cache", cache, "--db", updated).exit_code == 0
+    path = mine / "served-run.yaml"
+    path.write_text(path.read_text().replace("statement: MFU was 38 percent.", "statement: The MFU was 38%."))
+    r = run("build", "--claims", mine, "--cache", cache, "--db", updated)
+    assert r.stderr.startswith("updated ") and "1 report (served-run) rewritten" in r.stderr
+    assert run("build", "--claims", mine, "--cache", cache, "--db", full, "--force").exit_code == 0
+    assert dump(updated) == dump(full)
+    conn = sqlite3.connect(updated)
+    try:
+        assert dict(conn.execute("select claim, result from reverify")) == EXPECTED
+    finally:
+        conn.close()
