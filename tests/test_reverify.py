@@ -219,7 +219,7 @@ def server():
         "/blog": Page("<html><body><article><p>In the end we reached around 40% MFU on the cluster.</p></article>"
                       "</body></html>", headers={"Content-Type": "text/html"}),
         "/to-file": Page(b"", 302, {"Location": "file:///etc/passwd"}),
-        "/slow": Page(slowly(3.0), headers={"Content-Type": "text/html"}),
+        "/slow": Page(slowly(15.0), headers={"Content-Type": "text/html"}),
         "/huge": Page(endless(50 * MB), headers={"Content-Type": "text/plain", "Content-Length": str(50 * MB)}),
         "/endless": Page(endless(50 * MB), headers={"Content-Type": "text/plain"}),
         "/legacy": Page("<html><body><p>The \u201cCaf\u00e9\u201d cluster ran 512 GPUs \u2013 mostly idle.</p>"
@@ -245,8 +245,9 @@ def knowledge_base(folder: Path, text: str) -> Path:
 
 
 def online(server, cache: Path) -> list[str]:
-    """The options that fetch from the test server: loopback allowed, its arXiv mirror, a short timeout."""
-    return ["--cache", cache, "--allow-local", "--arxiv-mirror", server.base, "--timeout", "0.5", "--retries", "0"]
+    """The options that fetch from the test server: loopback allowed, its arXiv mirror, a short timeout (long
+    enough for a busy machine: the slow page takes far longer)."""
+    return ["--cache", cache, "--allow-local", "--arxiv-mirror", server.base, "--timeout", "2", "--retries", "0"]
 
 
 @pytest.fixture(scope="module")
@@ -275,7 +276,7 @@ def test_fetch_reads_each_source_and_says_what_happened(fetched):
     assert found["paper"]["version"] == "v2"  # the latest version, resolved from the abstract page
     assert found["gone"]["status"] == 404 and found["gone"]["detail"] == "HTTP 404 Not Found"
     assert "redirects to a file: URL" in found["trap"]["detail"] and "only http(s) redirects" in found["trap"]["detail"]
-    assert found["slow"]["detail"].startswith("timed out after 0.5 s")
+    assert found["slow"]["detail"].startswith("timed out after 2 s")
     assert found["huge"]["detail"] == f"the body is {50 * MB:,} bytes, more than the limit of {32 * MB:,} (--max-bytes)"
     assert found["endless"]["detail"].startswith(f"the body is more than the limit of {32 * MB:,} bytes")
 
