@@ -16,6 +16,7 @@ from typing import Iterable, Optional, Protocol, Union
 from . import clock
 from . import codes as C
 from . import formula as F
+from . import versions
 from .duplicates import Index as ReportIndex, Summary, repeated_claims
 from .load import Loaded
 from .model import Claim, Report, Vocabulary
@@ -153,6 +154,9 @@ def _check_record(rec: Loaded, patterns, omissions, units, today: date, unnormal
             add(rec.problem(C.DUPLICATE_SOURCE, f"source id {s.id!r} is used twice (first at line {line})", "sources", i, "id"))
         source_ids.setdefault(s.id, i)
         problems += _dates(rec, s.checked, r.published, today, "checked", ("sources", i, "checked"))
+        problems += _source_version(rec, i, s)
+        if s.retrieved is not None:
+            problems += _dates(rec, s.retrieved, r.published, today, "retrieved", ("sources", i, "retrieved"))
 
     claim_ids: dict[str, int] = {}
     for i, c in enumerate(r.claims):
@@ -221,6 +225,29 @@ def _check_record(rec: Loaded, patterns, omissions, units, today: date, unnormal
             if cid not in claim_ids:
                 add(rec.problem(C.DISCLOSURE_CLAIM, f"claim {cid!r} is not in this record", "disclosures", key, "claims", j))
     return problems
+
+
+def _source_version(rec: Loaded, i: int, s) -> list[Problem]:
+    """A source's version against what its URL pins (arXiv vN, a GitHub commit), and its text digest against the
+    day the text was read: a re-check compares the text read then with the text now."""
+    out = []
+    at = ("sources", i, "version")
+    paper = versions.arxiv(s.url)
+    if paper and s.version is not None:
+        if not versions.ARXIV_VERSION.match(s.version):
+            out.append(rec.problem(C.VERSION_FORM, f"an arXiv source's version is written vN (the version read, such "
+                                   f"as v3), not {s.version!r}", *at))
+        elif paper.version and s.version != paper.version:
+            out.append(rec.problem(C.VERSION_MISMATCH, f"version {s.version!r} differs from the version the URL "
+                                   f"points at ({paper.version}): give the version read in both", *at))
+    commit = versions.github_commit(s.url)
+    if commit and s.version is not None and versions.is_commit(s.version) and not versions.same_commit(commit, s.version):
+        out.append(rec.problem(C.VERSION_MISMATCH, f"version {s.version!r} is another commit than the one the URL "
+                               f"points at ({commit})", *at))
+    if s.sha256 is not None and s.retrieved is None:
+        out.append(rec.problem(C.VERSION_FORM, "a sha256 says which text was read: give the day it was read too "
+                               "(retrieved)", "sources", i, "sha256"))
+    return out
 
 
 def _dates(rec: Loaded, when: date, published: date, today: date, name: str, loc: tuple) -> list[Problem]:

@@ -92,9 +92,10 @@ class Cited:
 class Index:
     """The claims of a validated knowledge base by reference, with what citing them needs."""
 
-    def __init__(self, validation, today: Optional[date] = None, max_age: Optional[int] = None):
+    def __init__(self, validation, today: Optional[date] = None, max_age: Optional[int] = None, reverify=None):
         self.validation = validation
         self.today = clock.today(today)
+        self.reverify = reverify  # the last kb reverify results (kb.reverify.Results), if any
         # how old a check may be: the vocabulary's one setting, unless a command is given another
         self.max_age = max_age if max_age is not None else validation.vocabulary.stale_after_days
         self.claims: dict[str, Cited] = {}
@@ -143,6 +144,24 @@ class Index:
         if age > self.max_age:
             return False, f"its check is stale: {age} days old (limit {self.max_age})"
         return True, ""
+
+    def drift(self, ref: str, _seen: Optional[set] = None) -> Optional[str]:
+        """Why a figure has drifted, or None: the last kb reverify did not find its quote in the source's current
+        text (missing, or moved to another version), or, for a derived figure, an input's. Drift does not make a
+        figure uncitable: kb cite and kb check warn about it, and refuse it with --strict."""
+        cited = self.claims[ref]
+        if cited.claim.status == "derived":
+            seen = (_seen or set()) | {ref}
+            for i in cited.inputs:
+                why = self.drift(i, seen) if i in self.claims and i not in seen else None
+                if why:
+                    return f"its input {i} has drifted: {why}"
+            return None
+        found = self.reverify.applying(ref, cited.claim, cited.source) if self.reverify is not None else None
+        if found is None or not found.drifted:
+            return None
+        return f"its quote was {'not found' if found.result == 'missing' else 'found only in another version'} " \
+               f"when re-verified on {found.checked} ({found.result}: {found.detail})"
 
     def citation(self, ref: str) -> Citation:
         cited = self.claims[ref]

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from . import clock, locate
-from .options import CLAIMS_OPTION, FORMAT_TEXT_JSON, MAX_AGE_OPTION, TODAY_OPTION
+from .options import CACHE_OPTION, CLAIMS_OPTION, FORMAT_TEXT_JSON, MAX_AGE_OPTION, TODAY_OPTION
 from .cite import Index, figure, render_citation
 from .docs import as_json_problems, check_document, render_document
 from .fmt import format_text
@@ -51,15 +51,16 @@ def cli() -> None:
 
 
 @contextmanager
-def progress_bar(label: str):
-    """A progress bar on a terminal (stderr), nothing otherwise."""
+def progress_bar(label: str, minimum: int = 20):
+    """A progress bar on a terminal (stderr), nothing otherwise; only for at least `minimum` items (a download
+    is slow enough to show one for a single source)."""
     if not sys.stderr.isatty():
         yield None
         return
 
     def wrap(items):
         items = list(items)
-        if len(items) < 20:
+        if len(items) < minimum:
             return items
         return _iter_bar(items, label)
 
@@ -160,11 +161,11 @@ def _counts(counts: dict) -> str:
     return ", ".join(plural(counts.get(k, 0), label) for k, label in names)
 
 
-def _run_build(claims_dir: Path, db_path: Path, today, force: bool = False) -> None:
+def _run_build(claims_dir: Path, db_path: Path, today, force: bool = False, cache=None) -> None:
     try:
         with progress_bar("Validating") as bar:
             result = run_build(claims_dir, db_path, today=clock.today(today), force=force, progress=bar,
-                               on_stage=lambda s: _say(f"{s}..."))
+                               on_stage=lambda s: _say(f"{s}..."), cache=cache)
     except BuildError as e:
         _echo_problems(e.problems, err=True)
         raise Failure(str(e))
@@ -189,18 +190,21 @@ def _run_build(claims_dir: Path, db_path: Path, today, force: bool = False) -> N
 @CLAIMS_OPTION
 @DB_OPTION
 @click.option("--force", is_flag=True, help="Rebuild from scratch even when nothing changed.")
+@CACHE_OPTION
 @TODAY_OPTION
-def build(claims_dir, db_path, force: bool, today) -> None:
+def build(claims_dir, db_path, force: bool, cache_dir, today) -> None:
     """Validate the records, then write the SQLite database for Datasette.
 
     The database is written to a temporary file beside the target and renamed over it, so a failed build
     leaves the last good database in place. When nothing that goes into it changed since the last build,
     nothing is written; when a few record files changed (or only the day), the last database is updated.
+    The last kb reverify results (in the cache folder) are stored with the claims (table reverify).
 
-    Exit status: 0 built or up to date, 1 problems in the records (nothing written), 2 no such folder.
+    Exit status: 0 built or up to date, 1 problems in the records or an unreadable reverify results file
+    (nothing written), 2 no such folder.
     """
     where = _kb(claims_dir)
-    _run_build(where.claims, Path(db_path) if db_path else where.database, today, force)
+    _run_build(where.claims, Path(db_path) if db_path else where.database, today, force, cache_dir)
 
 
 def _port_free(host: str, port: int) -> bool:
@@ -228,8 +232,9 @@ def _port_free(host: str, port: int) -> bool:
 @click.option("--site", "site_dir", default=None, type=click.Path(file_okay=False),
               help="The Datasette configuration directory; the database is built at SITE/kb.db "
                    "[default: site/ beside claims/].")
+@CACHE_OPTION
 @TODAY_OPTION
-def serve(claims_dir, port: int, host: str, site_dir, today) -> None:
+def serve(claims_dir, port: int, host: str, site_dir, cache_dir, today) -> None:
     """Build the knowledge base if any record changed, then serve it with Datasette.
 
     Open http://127.0.0.1:8001/ to browse, facet, search and export the claims, and /omissions for the
@@ -242,7 +247,7 @@ def serve(claims_dir, port: int, host: str, site_dir, today) -> None:
     if not _port_free(host, port):
         raise Failure(f"port {port} on {host} is busy (another server?); stop it or pick another with --port",
                       PORT_BUSY)
-    _run_build(where.claims, site / "kb.db", today)
+    _run_build(where.claims, site / "kb.db", today, cache=cache_dir)
     # Datasette takes 150 ms to import: only the command that serves imports it.
     from datasette.cli import cli as datasette_cli
 
@@ -262,9 +267,21 @@ def _validated(claims_dir, today=None):
     return result
 
 
-def _index(claims_dir, max_age=None, today=None) -> Index:
+def _index(claims_dir, max_age=None, today=None, cache=None) -> Index:
+    """The knowledge base as a citable index, with the last kb reverify results (for drift warnings)."""
     today = clock.today(today)
-    return Index(_validated(claims_dir, today), today=today, max_age=max_age)
+    validation = _validated(claims_dir, today)
+    return Index(validation, today=today, max_age=max_age, reverify=_results(_kb(claims_dir), cache))
+
+
+def _results(where: locate.Location, cache=None):
+    from .reverify import Results, ResultsError
+    from .sources import Cache, cache_dir
+
+    try:
+        return Results.load(Cache(cache_dir(where.root, cache)).results)
+    except ResultsError as e:
+        raise Failure(str(e), 2)
 
 
 @cli.group()
@@ -432,18 +449,23 @@ def _search_output(idx: Index, text: str, fmt: str) -> None:
               show_default=True, help="How to write the citation.")
 @click.option("--search", "search_text", metavar="TEXT", help="Find claims by fuzzy match instead of citing one.")
 @click.option("--allow", is_flag=True, help="Cite even a contradicted, unverified or stale claim.")
+@click.option("--strict", is_flag=True, help="Refuse a drifted figure too (one whose quote kb reverify no longer "
+                                             "found in its source), not only warn.")
 @MAX_AGE_OPTION
+@CACHE_OPTION
 @TODAY_OPTION
-def cite(ref, claims_dir, fmt, search_text, allow, max_age, today):
+def cite(ref, claims_dir, fmt, search_text, allow, strict, max_age, cache_dir, today):
     """Cite a checked figure: REF is report/claim, e.g. llama-3-405b/unexpected-interruptions.
 
     Prints the figure as a reader would write it, the report, the source's title and URL, the locator, the
     check date and the status; a derived figure also cites its inputs and formula. A contradicted,
-    unverified or stale claim is refused with the reason, unless --allow.
+    unverified or stale claim is refused with the reason, unless --allow. A drifted figure (the last
+    kb reverify did not find its quote in the source's current text) is cited with a warning on stderr, and
+    refused with --strict.
 
     Exit status: 0 cited, 1 refused or unknown, 2 bad input.
     """
-    idx = _index(claims_dir, max_age, today)
+    idx = _index(claims_dir, max_age, today, cache_dir)
     if search_text is not None:
         _search_output(idx, search_text, "json" if fmt == "json" else "text")
         return
@@ -455,6 +477,11 @@ def cite(ref, claims_dir, fmt, search_text, allow, max_age, today):
     ok, why = idx.citable(ref)
     if not ok and not allow:
         raise Failure(f"{ref} cannot be cited: {why} (use --allow to cite it anyway)")
+    drift = idx.drift(ref)
+    if drift and strict:
+        raise Failure(f"{ref} has drifted: {drift} (without --strict it is cited with a warning)")
+    if drift:
+        click.echo(f"warning: {ref} has drifted: {drift}", err=True)
     click.echo(render_citation(idx, ref, fmt))
 
 
@@ -475,18 +502,22 @@ def search(text, claims_dir, fmt):
 @CLAIMS_OPTION
 @FORMAT_TEXT_JSON
 @MAX_AGE_OPTION
+@click.option("--strict", is_flag=True, help="A drifted figure (KB405) is an error, not a warning.")
+@CACHE_OPTION
 @TODAY_OPTION
-def check(docs, claims_dir, fmt, max_age, today):
+def check(docs, claims_dir, fmt, max_age, strict, cache_dir, today):
     """Check the figures a planning document cites with [text](kb:report/claim) links.
 
     Every kb: link must resolve; the number in the link text must match the knowledge base (unit-aware and
     tolerant of how people write numbers: 2.788M, 2,788K, 2.8 million; 43 min against 0.72 h); the claim must
-    be citable (not contradicted, not unverified, checked within --max-age days). Problems print as
+    be citable (not contradicted, not unverified, checked within --max-age days). A figure whose quote the last
+    kb reverify no longer found in its source is a warning (KB405), an error with --strict. Problems print as
     file:line:col: CODE: message, as GitHub annotations under Actions.
 
-    Exit status: 0 every link checks out, 1 problems found, 2 a document cannot be read.
+    Exit status: 0 every link checks out (warnings allowed without --strict), 1 problems found, 2 a document
+    cannot be read.
     """
-    idx = _index(claims_dir, max_age, today)
+    idx = _index(claims_dir, max_age, today, cache_dir)
     units = unit_index(idx.validation.vocabulary)
     problems, unreadable = [], False
     for doc in docs:
@@ -496,13 +527,16 @@ def check(docs, claims_dir, fmt, max_age, today):
             click.echo(f"{doc}: cannot read: {getattr(e, 'strerror', None) or e}", err=True)
             unreadable = True
             continue
-        problems += check_document(doc, text, idx, units)
+        problems += check_document(doc, text, idx, units, strict=strict)
+    errors = [p for p in problems if p.severity == "error"]
     if fmt == "json":
         click.echo(as_json_problems(problems))
     else:
         _echo_problems(problems)
-        click.echo(f"{plural(len(docs), 'document')}: {plural(len(problems), 'problem')}", err=True)
-    sys.exit(2 if unreadable else 1 if problems else 0)
+        click.echo(f"{plural(len(docs), 'document')}: {plural(len(errors), 'problem')}"
+                   + (f", {plural(len(problems) - len(errors), 'warning')}" if len(problems) > len(errors) else ""),
+                   err=True)
+    sys.exit(2 if unreadable else 1 if errors else 0)
 
 
 @cli.command()
@@ -651,6 +685,297 @@ def checkpoint(gpus, save_minutes, basis, claims_dir, fmt, today):
                f"with a {save_minutes:g}-minute save")
     click.echo(f"Expected loss to saving and recomputation: {p.expected_loss_percent:.1f}% of wall-clock time")
     click.echo(f"Basis: {render_citation(idx, basis, 'text').splitlines()[0]}")
+
+
+# Sources and re-verification.
+
+
+def fetch_options(f):
+    """The options of every command that fetches sources (kb sources fetch, kb reverify)."""
+    from .fetch import BACKOFF, MAX_BYTES, RETRIES, TIMEOUT
+
+    options = [
+        click.option("--allow-local", is_flag=True,
+                     help="Fetch from private and loopback addresses too (refused by default: a record's URL must not "
+                          "make the machine read its own network)."),
+        click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=TIMEOUT, show_default=True,
+                     help="Seconds to wait for a connection and between two reads (a whole response gets 4 times "
+                          "that)."),
+        click.option("--retries", type=click.IntRange(0, 10), default=RETRIES, show_default=True,
+                     help="Retries of a timeout, a network error, 429 or 5xx."),
+        click.option("--backoff", type=click.FloatRange(min=0), default=BACKOFF, show_default=True,
+                     help="Seconds before the first retry, doubled for each next one."),
+        click.option("--max-bytes", type=click.IntRange(min=1), default=MAX_BYTES, show_default=True,
+                     help="The largest body read; a larger one makes the source unreachable."),
+        click.option("--arxiv-mirror", envvar="KB_ARXIV_MIRROR", default="https://export.arxiv.org",
+                     show_default=True, help="Where arXiv's abstract pages and PDFs are read from (arXiv asks programs "
+                                             "to use export.arxiv.org) [env: KB_ARXIV_MIRROR]."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _fetcher(allow_local, timeout, retries, backoff, max_bytes, arxiv_mirror):
+    from .fetch import Fetcher, Settings
+
+    return Fetcher(Settings(timeout=timeout, retries=retries, backoff=backoff, max_bytes=max_bytes,
+                            allow_local=allow_local, arxiv_mirror=arxiv_mirror))
+
+
+def _cache(where: locate.Location, cache_dir):
+    from .sources import Cache, cache_dir as default_cache
+
+    return Cache(default_cache(where.root, cache_dir))
+
+
+def _chosen(validation, reports: tuple[str, ...]) -> list:
+    """The records of the reports named (all when none is), or exit 2 naming an unknown one."""
+    records = validation.loaded.records
+    known = {rec.report.id: rec for rec in records}
+    for r in reports:
+        if r not in known:
+            from rapidfuzz import process
+
+            best = process.extractOne(r, list(known), score_cutoff=60)
+            raise Failure(f"no report {r!r}" + (f"; did you mean {best[0]!r}?" if best else ""), 2)
+    return [known[r] for r in dict.fromkeys(reports)] if reports else records
+
+
+def _validated_or_2(claims_dir, today):
+    """Like _validated, but records with problems are bad input here (exit 2): exit 1 means drift."""
+    try:
+        return _validated(claims_dir, today)
+    except Failure as e:
+        e.exit_code = 2
+        raise
+
+
+@cli.group()
+def sources() -> None:
+    """The sources' texts, kept in a cache outside claims/ for kb reverify: fetch, add, list.
+
+    The cache is .cache/ beside claims/ (ignored by git), or --cache DIR, or $KB_CACHE.
+    """
+
+
+@sources.command(name="fetch")
+@click.argument("reports", nargs=-1)
+@CLAIMS_OPTION
+@CACHE_OPTION
+@fetch_options
+@FORMAT_TEXT_JSON
+@TODAY_OPTION
+def sources_fetch(reports, claims_dir, cache_dir, allow_local, timeout, retries, backoff, max_bytes, arxiv_mirror,
+                  fmt, today):
+    """Download the current text of every source of the REPORTS (default: all) into the cache.
+
+    Each URL is read with httpx (timeouts, retries with backoff, a size limit, http(s) only, redirects only to
+    http(s), no private or loopback addresses unless --allow-local); arXiv papers as PDFs of their latest version
+    (and of the version the record read, when another), GitHub files as raw text. HTML becomes text with a real
+    HTML parser, PDFs with pypdf (the pdf extra); the text is normalised and kept with the fetch date, the HTTP
+    validators (ETag, Last-Modified: an unchanged page is not downloaded again) and the version it resolved to.
+    Sources kept in the repository (path:) are not fetched. Outcomes: new, changed, new-version, unchanged,
+    unreachable (with the HTTP status or the reason).
+
+    Exit status: 0 every source read, 1 some unreachable, 2 none could be read (or bad input).
+    """
+    from .sources import CacheError, fetch_all
+
+    today = clock.today(today)
+    where = _kb(claims_dir)
+    records = _chosen(_validated_or_2(claims_dir, today), reports)
+    cache = _cache(where, cache_dir)
+    with _fetcher(allow_local, timeout, retries, backoff, max_bytes, arxiv_mirror) as fetcher, \
+            progress_bar("Fetching", minimum=1) as bar:
+        try:
+            found = fetch_all([rec.report for rec in records], cache, fetcher, today, bar)
+        except CacheError as e:
+            raise Failure(str(e), 2)
+    fetched = [f for f in found if f.outcome != "in-repository"]
+    bad = [f for f in fetched if f.outcome == "unreachable"]
+    if fmt == "json":
+        click.echo(json.dumps({"cache": str(cache.folder), "fetched": [f.as_dict() for f in found]}, indent=2))
+    else:
+        for f in found:
+            version = f" {f.version}" if f.version else ""
+            why = f": {f.detail}" if f.detail else ""
+            click.echo(f"{f.ref}: {f.outcome}{version}{why}")
+        click.echo(f"{plural(len(fetched), 'source')} fetched into {cache.folder}: {len(bad)} unreachable", err=True)
+    sys.exit(2 if fetched and len(bad) == len(fetched) else 1 if bad else 0)
+
+
+@sources.command(name="add")
+@click.argument("ref", metavar="REPORT/SOURCE")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--version", "version", help="The version of the copy (arXiv vN, a commit, the date it shows).")
+@CLAIMS_OPTION
+@CACHE_OPTION
+@TODAY_OPTION
+def sources_add(ref, file, version, claims_dir, cache_dir, today):
+    """Put a copy of a source you read (a .txt, .md, .html or .pdf file) into the cache as its current text, as if
+    fetched today: kb reverify --offline then checks the quotes against it. For a source that cannot be fetched
+    (no network, a paywall, a page that needs a browser).
+
+    Exit status: 0 added, 1 no such report or source (or one kept in the repository), 2 the file cannot be read.
+    """
+    from .sources import CacheError, add_copy
+    from .sourcetext import SourceError
+
+    today = clock.today(today)
+    where = _kb(claims_dir)
+    validation = _validated_or_2(claims_dir, today)
+    report_id, _, source_id = ref.partition("/")
+    found = next((rec.report for rec in validation.loaded.records if rec.report.id == report_id), None)
+    source = found.source(source_id) if found else None
+    if source is None:
+        known = ", ".join(s.id for s in found.sources) if found else None
+        raise Failure(f"no source {ref!r}" + (f" (the sources of {report_id}: {known})" if known else
+                                              "; write REPORT/SOURCE, e.g. llama-3-405b/paper"))
+    if not source.url:
+        raise Failure(f"{ref} is kept in the repository ({source.path}): kb reverify reads it there")
+    try:
+        done = add_copy(found, source, _cache(where, cache_dir), Path(file), today, version)
+    except OSError as e:
+        raise Failure(f"{file}: cannot read: {e.strerror or e}", 2)
+    except SourceError as e:
+        raise Failure(f"{file}: {e}", 2)
+    except CacheError as e:
+        raise Failure(str(e), 2)
+    click.echo(f"{ref}: {done.outcome} (sha256 {done.sha256}); kb reverify --offline {report_id} checks its quotes",
+               err=True)
+
+
+@sources.command(name="list")
+@click.argument("reports", nargs=-1)
+@CLAIMS_OPTION
+@CACHE_OPTION
+@FORMAT_TEXT_JSON
+@TODAY_OPTION
+def sources_list(reports, claims_dir, cache_dir, fmt, today):
+    """What the cache holds of each source of the REPORTS (default: all): the last fetch (day, outcome), the
+    version and the sha256 of the current text (what a record's version, retrieved and sha256 fields take).
+
+    Exit status: 0 listed, 2 bad input.
+    """
+    from .sources import CacheError
+
+    where = _kb(claims_dir)
+    records = _chosen(_validated_or_2(claims_dir, clock.today(today)), reports)
+    cache = _cache(where, cache_dir)
+    rows = []
+    for rec in records:
+        for s in rec.report.sources:
+            try:
+                entry = cache.entry(rec.report.id, s)
+            except CacheError as e:
+                raise Failure(str(e), 2)
+            last, current = entry.last or {}, entry.current()
+            rows.append({"ref": f"{rec.report.id}/{s.id}", "url": s.url, "path": s.path,
+                         "last": last.get("day"), "outcome": last.get("outcome"), "status": last.get("status"),
+                         "error": last.get("error"), "version": current.version if current else None,
+                         "sha256": current.sha256 if current else None,
+                         "copies": len(entry.copies())})
+    if fmt == "json":
+        click.echo(json.dumps({"cache": str(cache.folder), "sources": rows}, indent=2))
+        return
+    for r in rows:
+        if r["path"] and not r["url"]:
+            click.echo(f"{r['ref']}: in the repository ({r['path']})")
+        elif r["last"] is None:
+            click.echo(f"{r['ref']}: not in the cache")
+        else:
+            parts = [f"{r['outcome']} on {r['last']}" + (f" ({r['error']})" if r["error"] else "")]
+            parts += [f"version {r['version']}"] if r["version"] else []
+            parts += [f"sha256 {r['sha256']}"] if r["sha256"] else []
+            click.echo(f"{r['ref']}: {'; '.join(parts)}; {plural(r['copies'], 'text')} held")
+
+
+@cli.command()
+@click.argument("reports", nargs=-1)
+@CLAIMS_OPTION
+@click.option("--offline", is_flag=True, help="Check against the texts in the cache; fetch nothing.")
+@click.option("--stamp", is_flag=True,
+              help="Set verified to today on the claims whose quote was found and whose figure reads the same in "
+                   "the quote (a minimal edit: comments and layout stay).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "github", "markdown"]), default="text",
+              show_default=True, help="text for people (GitHub annotations under Actions), json for programs, "
+                                      "github for annotations, markdown for an issue or a job summary.")
+@CACHE_OPTION
+@fetch_options
+@TODAY_OPTION
+def reverify(reports, claims_dir, offline, stamp, fmt, cache_dir, allow_local, timeout, retries, backoff, max_bytes,
+             arxiv_mirror, today):
+    """Is every quote still in its source? For each quoted claim of the REPORTS (default: all), the quote is
+    looked for in the source's current text (fetched now, or from the cache with --offline):
+
+    \b
+      found           the quote is there (where: page or section)
+      moved           not in the current text, but in another version of it
+      missing         in no text of the source: drift
+      source-changed  still there, but the source is a new version or not the text of the record's sha256
+      unreachable     the source could not be read (HTTP 4xx/5xx, timeout, refused, not in the cache)
+
+    It never edits records on its own: --stamp sets verified to today on the claims found whose figure reads
+    the same in their quote. The results are kept in the cache (reverify.json) for kb build, kb cite and
+    kb check, which warn about a drifted figure (missing or moved).
+
+    Exit status: 0 every quote found, 1 drift (any other result), 2 nothing could be checked (no quoted claim,
+    no source could be read, or the records have problems).
+    """
+    from . import reverify as rv
+    from .sources import CacheError
+    from .stamp import StampError, stamp as stamp_file
+
+    today = clock.today(today)
+    where = _kb(claims_dir)
+    validation = _validated_or_2(claims_dir, today)
+    records = _chosen(validation, reports)
+    cache = _cache(where, cache_dir)
+    fetcher = None if offline else _fetcher(allow_local, timeout, retries, backoff, max_bytes, arxiv_mirror)
+    try:
+        with progress_bar("Re-verifying", minimum=1 if fetcher else 20) as bar:
+            results, fetched = rv.reverify(records, cache, where.root, today, validation.vocabulary, fetcher, bar)
+    except CacheError as e:
+        raise Failure(str(e), 2)
+    finally:
+        if fetcher is not None:
+            fetcher.close()
+    rv.save(cache.results, results, today, {rec.report.id for rec in records} if reports else None)
+    stamped: list[str] = []
+    if stamp:
+        # A claim without a figure has none to misread: its quote found is enough.
+        wanted: dict[tuple[str, str], set[str]] = {}
+        status = {f"{rec.report.id}/{c.id}": c.status for rec in records for c in rec.report.claims}
+        for r in results:
+            if r.result == "found" and r.figure_read is not False and status.get(r.ref) in ("confirmed", "secondary"):
+                report, _, claim = r.ref.partition("/")
+                wanted.setdefault((r.path, report), set()).add(claim)
+        for (path, report), ids in wanted.items():
+            try:
+                stamped += [f"{report}/{i}" for i in stamp_file(Path(path), ids, today)]
+            except StampError as e:
+                click.echo(str(e), err=True)
+    code = rv.exit_code(results)
+    if fmt == "json":
+        click.echo(rv.as_json(results, today, offline, fetched, stamped))
+        sys.exit(code)
+    if fmt == "markdown":
+        click.echo(rv.as_markdown(results, today), nl=False)
+    elif fmt == "github" or under_github_actions():
+        for r in results:
+            line = rv.as_annotation(r)
+            if line:
+                click.echo(line)
+    else:
+        for r in results:
+            click.echo(rv.as_text(r))
+    counted = ", ".join(f"{n} {k}" for k, n in rv.counts(results).items() if n)
+    click.echo(f"{plural(len(results), 'quoted claim')} re-verified{' offline' if offline else ''}: "
+               f"{counted or 'none'}; results kept in {cache.results}", err=True)
+    if stamp:
+        click.echo(f"stamped {plural(len(stamped), 'claim')}: verified {today}", err=True)
+    sys.exit(code)
 
 
 def main() -> None:

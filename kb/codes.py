@@ -85,6 +85,8 @@ LOOKS_LIKE = _code("KB323", "a report that looks like another one already in the
 REPEATED_CLAIM = _code("KB324", "a claim that repeats another claim of the same record (a warning)")
 VERSION_MISMATCH = _code("KB325", "a source's version disagrees with the version in its URL")
 TABLE_ROW_QUOTE = _code("KB326", "a quote that is a table row (cells joined by bars) not marked quote_kind: table")
+VERSION_FORM = _code("KB327", "a source's version or text digest in a form that does not fit (an arXiv version not "
+                              "written vN, a sha256 without the day the text was read)")
 
 # Planning documents (kb check).
 MALFORMED_LINK = _code("KB401", "a kb: link that is not [text](kb:report/claim) on one line")

@@ -120,8 +120,9 @@ def links_in(text: str) -> tuple[list[DocLink], list[tuple[int, int, str]]]:
     return links, bad
 
 
-def check_document(path: str, text: str, idx: Index, units) -> list[Problem]:
-    """Every problem with the kb: links of one document."""
+def check_document(path: str, text: str, idx: Index, units, strict: bool = False) -> list[Problem]:
+    """Every problem with the kb: links of one document. A drifted figure (the last kb reverify no longer found
+    its quote in the source) is a warning, an error when strict."""
     links, bad = links_in(text)
     out = [Problem(path, codes.MALFORMED_LINK, why, line, col) for line, col, why in bad]
     for link in links:
@@ -134,6 +135,10 @@ def check_document(path: str, text: str, idx: Index, units) -> list[Problem]:
         ok, why = idx.citable(link.ref)
         if not ok:
             out.append(Problem(path, codes.NOT_CITABLE, f"kb:{link.ref} cannot be cited: {why}", link.line, link.col))
+        drift = idx.drift(link.ref)
+        if drift:
+            out.append(Problem(path, codes.DRIFTED, f"kb:{link.ref} has drifted: {drift}", link.line, link.col,
+                               severity="error" if strict else "warning"))
         written = figures_in(link.text)
         c = cited.claim
         if written and c.value is not None and not any(matches(w, c, units) for w in written):

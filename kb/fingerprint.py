@@ -3,7 +3,7 @@
 The base covers what every row depends on besides the record files: the schema's version, kb's own code and
 data, the vocabulary, and the version of every verdict provider (its package's version and a hash of its files,
 kb.providers): a change to the auditor is a new base, and the next build stores its new verdicts. The inputs
-add each record file's sha256 and the day.
+add each record file's sha256, the day, and the digest of the last `kb reverify` results.
 """
 
 from __future__ import annotations
@@ -30,9 +30,11 @@ def base_fingerprint(claims_dir: Union[str, Path]) -> str:
     return h.hexdigest()
 
 
-def inputs_fingerprint(base: str, today: date, files: dict[str, tuple[Path, Optional[str]]]) -> str:
-    """The base, the day, and every record file's digest (files: relative path → (path, sha256))."""
-    h = hashlib.sha256(f"{base}\0{today.isoformat()}\0".encode())
+def inputs_fingerprint(base: str, today: date, files: dict[str, tuple[Path, Optional[str]]],
+                       reverified: str = "") -> str:
+    """The base, the day, every record file's digest (files: relative path → (path, sha256)) and the digest of the
+    last kb reverify results."""
+    h = hashlib.sha256(f"{base}\0{today.isoformat()}\0{reverified}\0".encode())
     for rel, (_, digest) in sorted(files.items()):
         # an unreadable file (a link to nothing) has no digest: validation reports why
         h.update(f"{rel}\0{digest or 'unreadable'}\0".encode())

@@ -32,3 +32,7 @@ FORMAT_TEXT_JSON = click.option(
 MAX_AGE_OPTION = click.option(
     "--max-age", type=click.IntRange(0), default=None,
     help="A check older than this many days is stale [default: the vocabulary's stale_after_days].")
+CACHE_OPTION = click.option(
+    "--cache", "cache_dir", default=None, type=click.Path(file_okay=False),
+    help="The cache of the sources' texts and of the last kb reverify results "
+         "[default: $KB_CACHE, else .cache/ beside claims/].")

@@ -31,7 +31,9 @@ from .fingerprint import base_fingerprint, inputs_fingerprint
 from .load import LoadResult, load_vocabulary, vocabulary_path
 from .pipeline import Validation, validate_files, validate_kb
 from .problems import Problem
+from .reverify import Results, ResultsError
 from .snapshot import Snapshot, current_files, open_snapshot, relative_name
+from .sources import Cache, cache_dir
 
 # An update replaces the rows of the changed reports; past this share of the files a full build is as quick.
 UPDATE_AT_MOST = 0.1
@@ -62,17 +64,25 @@ def build(
     force: bool = False,
     progress: Optional[Callable] = None,
     on_stage: Optional[Callable[[str], None]] = None,
+    cache: Union[str, Path, None] = None,
 ) -> BuildResult:
-    """Validate the knowledge base and write it to db_path atomically. Raises BuildError on any problem."""
+    """Validate the knowledge base and write it to db_path atomically, with the last kb reverify results found in
+    the cache folder (kb.sources.cache_dir: `cache`, else KB_CACHE, else .cache/ beside claims/). Raises
+    BuildError on any problem."""
     claims_dir, db_path = Path(claims_dir), Path(db_path)
     today = clock.today(today)
     stage = on_stage or (lambda s: None)
     if not claims_dir.is_dir():
         raise BuildError(f"{claims_dir}: no such folder")
+    results_path = Cache(cache_dir(claims_dir.resolve().parent, cache)).results
+    try:
+        reverified = Results.load(results_path)
+    except ResultsError as e:
+        raise BuildError(f"{e}; the database was not changed")
     # the files' digests: those whose size and mtime are as the last build recorded them are not read again
     files = current_files(claims_dir, read.recorded_files(db_path) if not force and db_path.exists() else None)
     base = base_fingerprint(claims_dir)
-    fingerprint = inputs_fingerprint(base, today, files)
+    fingerprint = inputs_fingerprint(base, today, files, reverified.digest)
     if not force and db_path.exists():
         meta = read.meta(db_path)
         if meta.get("fingerprint") == fingerprint:
@@ -80,10 +90,13 @@ def build(
                                checksum=meta.get("checksum", ""))
         # A build of an earlier day is updated too: the ages of the checks are refreshed, and the reports with a
         # check that went stale since are rewritten. Going back in time may put dates in the future: a full build.
+        # New reverify results may concern any claim: a full build too (they come once a week).
         built_on = _day(meta.get("today"))
-        snapshot = open_snapshot(claims_dir, db_path, files) if built_on and built_on <= today else None
+        same_results = meta.get("reverify", "") == reverified.digest
+        snapshot = open_snapshot(claims_dir, db_path, files) if built_on and built_on <= today and same_results \
+            else None
         if snapshot is not None:
-            updated = _update(snapshot, today, fingerprint, base, stage, built_on)
+            updated = _update(snapshot, today, fingerprint, base, stage, built_on, reverified)
             if updated is not None:
                 return updated
 
@@ -95,7 +108,7 @@ def build(
     stage("writing")
     db_path.parent.mkdir(parents=True, exist_ok=True)
     with atomic.writer_lock(db_path):
-        return _write(db_path, result, today, fingerprint, base)
+        return _write(db_path, result, today, fingerprint, base, reverified)
 
 
 def _day(text: Optional[str]) -> Optional[date]:
@@ -115,7 +128,7 @@ def _valid(result: Validation) -> Validation:
 
 
 def _update(snapshot: Snapshot, today: date, fingerprint: str, base: str, stage: Callable,
-            built_on: date) -> Optional[BuildResult]:
+            built_on: date, reverified: Results) -> Optional[BuildResult]:
     """Replace the rows of the reports whose files changed, in a copy of the last database. None when a full
     build is the better way (many files changed, or a new file takes the id of another report).
 
@@ -139,7 +152,7 @@ def _update(snapshot: Snapshot, today: date, fingerprint: str, base: str, stage:
         replaced = old | new
         used = snapshot.users(replaced)
         seen_before = snapshot.stored_claims(used)
-        index = Index(result, today)
+        index = Index(result, today, reverify=reverified)
         moved = {ref for ref in used if seen_before.get(ref) != _as_formulas_see_it(index, ref)}
         more = {u for ref in moved for u in used[ref]} - replaced
         if not more:
@@ -154,7 +167,7 @@ def _update(snapshot: Snapshot, today: date, fingerprint: str, base: str, stage:
     with atomic.writer_lock(snapshot.db_path):
         if read.meta(snapshot.db_path).get("fingerprint") != snapshot.meta.get("fingerprint"):
             return None  # another build replaced the database meanwhile
-        return _write(snapshot.db_path, result, today, fingerprint, base,
+        return _write(snapshot.db_path, result, today, fingerprint, base, reverified,
                       update=(replaced, [*names, *removed], built_on != today))
 
 
@@ -173,10 +186,10 @@ def _as_formulas_see_it(index: Index, ref: str) -> Optional[tuple]:
         return None
     c = cited.claim
     low, high = (float(c.low), float(c.high)) if c.value is not None else (None, None)
-    return (c.value_text, low, high, c.status, c.formula, int(index.citable(ref)[0]))
+    return (c.value_text, low, high, c.status, c.formula, int(index.citable(ref)[0]), index.drift(ref))
 
 
-def _write(db_path: Path, result: Validation, today: date, fingerprint: str, base: str,
+def _write(db_path: Path, result: Validation, today: date, fingerprint: str, base: str, reverified: Results,
            update: Optional[tuple[set[str], list[str], bool]] = None) -> BuildResult:
     """Write a new database (or, with `update` = (reports, files, new day), a copy of the last one with the rows
     of those reports and files replaced, and on a new day the checks' ages refreshed) into a temporary file,
@@ -184,11 +197,11 @@ def _write(db_path: Path, result: Validation, today: date, fingerprint: str, bas
     with atomic.temporary(db_path) as tmp:
         try:
             if update is None:
-                counts = write_database(tmp, result, today, atomic.fs_clock(tmp))
+                counts = write_database(tmp, result, today, atomic.fs_clock(tmp), reverified)
             else:
                 shutil.copyfile(db_path, tmp)
                 shutil.copymode(db_path, tmp)  # mkstemp made it private; readers of the database need what they had
-                counts = update_database(tmp, result, today, atomic.fs_clock(tmp), *update)
+                counts = update_database(tmp, result, today, atomic.fs_clock(tmp), *update, reverify=reverified)
         except IntegrityError as e:
             raise BuildError(f"{e}; the database was not changed")
         found, stored, total = read.written(tmp, {rec.report.id for rec in result.loaded.records})
@@ -202,7 +215,8 @@ def _write(db_path: Path, result: Validation, today: date, fingerprint: str, bas
                          "built": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                          "schema_version": SCHEMA_VERSION, "today": today.isoformat(), "base": base,
                          "claims_dir": str(Path(result.claims_dir).resolve()),
-                         "stale_after_days": str(result.vocabulary.stale_after_days)})
+                         "stale_after_days": str(result.vocabulary.stale_after_days),
+                         "reverify": reverified.digest})
         atomic.replace(tmp, db_path)
     write_inspect_data(db_path, counts)
     return BuildResult(db_path, counts=counts, checksum=combined, updated=sorted(update[0]) if update else [],

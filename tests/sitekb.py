@@ -107,3 +107,29 @@ def make_site(tmp: Path) -> tuple[Path, Path]:
     shutil.copytree(ROOT / "site", site, ignore=shutil.ignore_patterns("*.db", "*.db-*", "inspect-data.json",
                                                                         "__pycache__", "*.tmp"))
     return claims, site
+
+
+def add_drift(claims: Path) -> Path:
+    """Copies of the three reports' sources put in the cache beside claims/ (as `kb sources add` does), one of them
+    reworded since the record quoted it, and `kb reverify --offline` run: example-run/unexpected-interruptions has
+    drifted (its quote is missing, and so has the figure derived from it); second-run/aux-loss-removed and
+    hostile-run/scripted are found. Returns the cache folder."""
+    from click.testing import CliRunner
+
+    from kb.cli import cli
+
+    copies = claims.parent / "copies"
+    copies.mkdir(exist_ok=True)
+    texts = {
+        "example-run/paper": "During a 54-day snapshot, the remaining 420 were unexpected interruptions.",
+        "second-run/paper": "For balance, we also employ a complementary sequence-wise balance loss.",
+        "hostile-run/paper": "See [x](javascript:alert(1)) for details",
+    }
+    for ref, text in texts.items():
+        path = copies / f"{ref.replace('/', '-')}.txt"
+        path.write_text(text, encoding="utf-8")
+        added = CliRunner().invoke(cli, ["sources", "add", "--claims", str(claims), ref, str(path)])
+        assert added.exit_code == 0, added.output
+    done = CliRunner().invoke(cli, ["reverify", "--claims", str(claims), "--offline"])
+    assert done.exit_code == 1, done.output  # drift
+    return claims.parent / ".cache"

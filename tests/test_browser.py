@@ -106,3 +106,23 @@ def test_a_chart_point_leads_to_its_claim(page, server):
     page.locator("a.kb-point").first.click()
     page.wait_for_url("**/kb/claims/second-run~2Ffailures-per-day")
     assert page.locator("#kb-citation-text").inner_text().startswith("about 2 failures per day")
+
+
+from test_site_drift import drift_server  # noqa: E402,F401 - kb serve on a site whose last reverify found drift
+
+
+def test_a_drifted_claim_shows_its_badge(page, drift_server):
+    base, site = drift_server
+    page.goto(f"{base}/kb/drifted_sources")
+    assert page.locator("td.col-claim").all_inner_texts() == ["example-run/unexpected-interruptions"]
+    page.goto(f"{base}/kb/claims?drift__notblank=1")
+    page.locator("a[href*='example-run~2Funexpected-interruptions']").first.click()
+    page.wait_for_url("**/kb/claims/example-run~2Funexpected-interruptions")
+    badge = page.locator(".kb-citation-box .kb-status.kb-drifted")
+    assert badge.is_visible() and badge.inner_text() == "drifted"
+    assert badge.get_attribute("title").startswith("its quote was not found when re-verified on 2026-12-01")
+    colour = badge.evaluate("e => getComputedStyle(e).backgroundColor")
+    assert colour == "rgb(255, 227, 199)"
+    page.screenshot(path=str(Path(site) / "drift.png"), full_page=True)
+    page.goto(f"{base}/kb/claims/second-run~2Faux-loss-removed")
+    assert page.locator(".kb-drifted").count() == 0

@@ -267,3 +267,54 @@ def test_a_confirmed_figure_needs_the_sources_words_or_why_there_are_none(write,
     write(replace(GOOD, "    quote: The remaining 419 were unexpected interruptions\n",
                   "    no_quote: read from Figure 3, a chart\n"))
     assert problems(kb_dir, strict=True) == []
+
+
+# A source's version, the day its text was read and the digest of that text (record format v1 additions).
+
+SHA = "ab" * 32
+
+
+def with_source(url: str, extra: str = "") -> str:
+    return replace(replace(GOOD, "url: https://example.org/report", f"url: {url}"),
+                   "    checked: 2026-08-02\nclaims:", f"{extra}    checked: 2026-08-02\nclaims:")
+
+
+def test_a_source_may_say_which_version_it_read_when_and_the_digest_of_its_text(write, kb_dir):
+    write(with_source("https://arxiv.org/abs/2407.21783v3",
+                      f"    version: v3\n    retrieved: 2026-08-01\n    sha256: {SHA}\n"))
+    assert problems(kb_dir, strict=True) == []
+
+
+def test_an_arxiv_url_with_a_version_and_a_different_version_field_is_an_error(write, kb_dir):
+    write(with_source("https://arxiv.org/abs/2407.21783v3", "    version: v2\n"))
+    assert one(kb_dir) == ("KB325: version 'v2' differs from the version the URL points at (v3): give the version "
+                           "read in both (sources.0.version)")
+
+
+def test_an_arxiv_version_is_written_vn(write, kb_dir):
+    write(with_source("https://arxiv.org/abs/2407.21783", "    version: '3'\n"))
+    assert one(kb_dir).startswith("KB327: an arXiv source's version is written vN")
+
+
+def test_a_github_link_to_one_commit_and_a_version_naming_another_is_an_error(write, kb_dir):
+    url = "https://github.com/example/repo/blob/359f0e65db0d5dacbce3e60c50951b904b3d5243/README.md"
+    write(with_source(url, "    version: 359f0e6\n"))
+    assert problems(kb_dir) == []  # the same commit, abbreviated
+    write(with_source(url, "    version: aaaaaaa\n"))
+    assert one(kb_dir).startswith("KB325: version 'aaaaaaa' is another commit than the one the URL points at")
+
+
+def test_a_text_digest_needs_the_day_the_text_was_read(write, kb_dir):
+    write(with_source("https://example.org/report", f"    sha256: {SHA}\n"))
+    assert one(kb_dir) == ("KB327: a sha256 says which text was read: give the day it was read too (retrieved) "
+                           "(sources.0.sha256)")
+
+
+@pytest.mark.parametrize("extra, expected", [
+    ("    retrieved: 2027-01-01\n", "KB306: retrieved 2027-01-01 is in the future"),
+    ("    retrieved: 2020-01-01\n", "KB307: retrieved 2020-01-01 is before the report was published"),
+    ("    sha256: ABC\n", "KB299: String should match pattern"),
+])
+def test_the_form_of_retrieved_and_sha256_is_checked(write, kb_dir, extra, expected):
+    write(with_source("https://example.org/report", extra))
+    assert any(expected in p for p in problems(kb_dir)), problems(kb_dir)

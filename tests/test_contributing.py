@@ -261,6 +261,22 @@ def test_the_workflow_validates_tests_builds_and_audits_changed_records():
                                                                                    "a-figure-is-wrong.md"}
 
 
+def test_a_weekly_workflow_reverifies_and_keeps_one_issue_listing_the_drift():
+    wf = yaml.safe_load((ROOT / ".github" / "workflows" / "reverify.yml").read_text())
+    triggers = wf[True]  # YAML 1.1 reads the key `on` as true
+    assert [s["cron"] for s in triggers["schedule"]] == ["17 5 * * 1"] and "workflow_dispatch" in triggers
+    assert wf["permissions"] == {"contents": "read", "issues": "write"}
+    steps = wf["jobs"]["reverify"]["steps"]
+    runs = " ".join(s.get("run", "") for s in steps)
+    assert "kb reverify --format markdown > drift.md" in runs and "GITHUB_STEP_SUMMARY" in runs
+    # one issue: found by its label, edited when open, created otherwise, closed when every quote is found again
+    assert "gh issue list --state open --label source-drift" in runs
+    assert "gh issue edit" in runs and "gh issue create" in runs and "gh issue close" in runs
+    assert any(s.get("uses", "").startswith("actions/cache@") and s["with"]["path"] == ".cache/sources" for s in steps)
+    contributing = (ROOT / "CONTRIBUTING.md").read_text()
+    assert ".github/workflows/reverify.yml" in contributing and "source-drift" in contributing
+
+
 # End to end, as a newcomer following CONTRIBUTING.md, in a temporary copy of the repository.
 
 

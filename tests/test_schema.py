@@ -12,7 +12,8 @@ from kb.db.atomic import fs_clock
 from kb.db.rows import table_rows
 from kb.pipeline import validate_kb
 from kb.store import build
-from sitekb import make_site
+from kb.reverify import Results
+from sitekb import add_drift, make_site
 
 
 def test_site_metadata_describes_every_column_as_the_schema_does():
@@ -22,8 +23,9 @@ def test_site_metadata_describes_every_column_as_the_schema_does():
 
 def test_every_row_maker_gives_exactly_its_tables_columns(tmp_path):
     claims, _ = make_site(tmp_path)
+    cache = add_drift(claims)
     result = validate_kb(claims)
-    makers = table_rows(result, TODAY, fs_clock(tmp_path / "x"))
+    makers = table_rows(result, TODAY, fs_clock(tmp_path / "x"), Results.load(cache / "reverify.json"))
     assert set(makers) == {t.name for t in schema.TABLES}
     for t in schema.TABLES:
         rows = list(makers[t.name]())
@@ -34,6 +36,7 @@ def test_every_row_maker_gives_exactly_its_tables_columns(tmp_path):
 
 def test_the_written_database_has_the_declared_tables_columns_and_types(tmp_path):
     claims, site = make_site(tmp_path)
+    add_drift(claims)
     build(claims, site / "kb.db")
     conn = sqlite3.connect(site / "kb.db")
     try:

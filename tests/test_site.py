@@ -105,7 +105,7 @@ def test_every_canned_query_has_a_title_and_description(get):
     queries = get("/kb.json").json()["queries"]
     assert {q["name"] for q in queries} == {"claims_for_pattern", "reports_omitting", "citable_figures",
                                             "disputed_claims", "derived_figures", "stale_checks",
-                                            "claim_impact"}
+                                            "claim_impact", "drifted_sources"}
     meta = get("/-/metadata.json").json()["databases"]["kb"]["queries"]
     assert all(meta[q]["title"] and meta[q]["description"] for q in meta)
 

@@ -96,9 +96,9 @@ def formula_users(db_path: Path_, report_ids: Iterable[str]) -> dict[str, set[st
 
 def formulas_see(db_path: Path_, refs: Iterable[str]) -> dict[str, tuple]:
     """What a formula elsewhere sees of each claim, as stored: figure as written, low, high, status, formula,
-    citable (kb.store compares it with the records')."""
+    citable, drift (kb.store compares it with the records')."""
     return {ref: tuple(rest) for ref, *rest in _all(
-        db_path, "select ref, value_text, low, high, status, formula, citable from claims "
+        db_path, "select ref, value_text, low, high, status, formula, citable, drift from claims "
                  "where ref in (select value from json_each(?))", (json.dumps(sorted(refs)),))}
 
 

@@ -48,9 +48,10 @@ def chart_points(result) -> Iterable[dict]:
                        "x_figure": figure(xc), "y_figure": figure(yc)}
 
 
-def table_rows(result, today: date, fs_now_ns: int) -> dict[str, Callable[[], Iterable[dict]]]:
+def table_rows(result, today: date, fs_now_ns: int, reverify=None) -> dict[str, Callable[[], Iterable[dict]]]:
     """For every table, a function giving its rows for the validated records (and the vocabulary). `fs_now_ns`
-    is the file system's time now (kb.db.atomic.fs_clock), for the record files' stamps."""
+    is the file system's time now (kb.db.atomic.fs_clock), for the record files' stamps; `reverify` the last kb
+    reverify results (kb.reverify.Results), if any."""
     vocabulary = result.vocabulary
     checked = result.checked
     records = result.loaded.records
@@ -82,7 +83,7 @@ def table_rows(result, today: date, fs_now_ns: int) -> dict[str, Callable[[], It
 
     def claims():
         units = unit_index(vocabulary)
-        index = Index(result, today)
+        index = Index(result, today, reverify=reverify)
         for rec in records:
             r = rec.report
             for c in r.claims:
@@ -111,7 +112,20 @@ def table_rows(result, today: date, fs_now_ns: int) -> dict[str, Callable[[], It
                     "formula": c.formula, "tolerance": float(c.tolerance) if c.tolerance is not None else None,
                     "patterns": json.dumps(c.patterns), "topics": json.dumps(c.topics),
                     "citation": citation(r, c, src, derived.computed if derived else None),
+                    "drift": index.drift(ref),
                 }
+
+    def reverified():
+        if reverify is None:
+            return
+        for rec in records:
+            r = rec.report
+            for c in r.claims:
+                found = reverify.applying(f"{r.id}/{c.id}", c, r.source(c.source) if c.source else None)
+                if found is not None:
+                    yield {"claim": found.ref, "report": r.id, "source": found.source, "checked": found.checked,
+                           "result": found.result, "version": found.version, "found_in": found.where,
+                           "http_status": found.status, "detail": found.detail}
 
     def claim_patterns():
         return ({"claim": f"{rec.report.id}/{c.id}", "pattern": p, "report": rec.report.id}
@@ -150,4 +164,4 @@ def table_rows(result, today: date, fs_now_ns: int) -> dict[str, Callable[[], It
             "disclosures": disclosures, "verdicts": lambda: verdict_rows(result),
             "graph_nodes": lambda: graph.rows(result, "node"), "graph_edges": lambda: graph.rows(result, "edge"),
             "charts": charts, "chart_points": lambda: chart_points(result), "_files": files,
-            "derived_checks": derived_checks}
+            "derived_checks": derived_checks, "reverify": reverified}

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Optional, Union
 
 # 3: columns reports.title_line, claims.not_citable_because; the claim_derivations view; verdicts keyed by provider
-SCHEMA_VERSION = "3"
+# 4: table reverify (the last kb reverify results), column claims.drift
+SCHEMA_VERSION = "4"
 
 TEXT, INTEGER, REAL = str, int, float
 Key = Union[str, tuple[str, ...]]
@@ -152,11 +153,35 @@ TABLES: list[Table] = [
             Column("patterns", TEXT, 'The patterns this claim supports (JSON list).'),
             Column("topics", TEXT, 'The omissions this claim discloses something about (JSON list).'),
             Column("citation", TEXT, 'A ready-to-paste citation with source, locator, check date and status.'),
+            Column("drift", TEXT, "Why the figure has drifted, when it has: the last kb reverify did not find its "
+                                  "quote in the source's current text (missing or moved), or, for a derived figure, "
+                                  "in an input's. See table reverify."),
         ],
         pk='ref',
         foreign_keys=[('report', 'reports', 'id'), ('source', 'sources', 'ref')],
         indexes=[('report',), ('status',), ('unit',), ('verified',), ('source',), ('citable',)],
         fts=("statement", "quote", "note"),
+    ),
+    Table(
+        "reverify",
+        "The last kb reverify: for each quoted claim, whether its quote is still in its source's text. found (where), "
+        "moved (only in another version), missing (in no text held: drift), source-changed (still there, but the "
+        "source is a new version or another text than the record's sha256), unreachable (with the HTTP status).",
+        [
+            Column("claim", TEXT, "The quoted claim (report/claim)."),
+            Column("report", TEXT, "The report whose record holds it."),
+            Column("source", TEXT, "The source the quote was looked for in (report/source)."),
+            Column("checked", TEXT, "The day of the check (YYYY-MM-DD)."),
+            Column("result", TEXT, "found, moved, missing, source-changed or unreachable."),
+            Column("version", TEXT, "The version of the text checked (arXiv vN, a commit, a page's date), when known; "
+                                    "for moved, the version the quote was found in."),
+            Column("found_in", TEXT, "The page or section where the quote was found."),
+            Column("http_status", INTEGER, "The HTTP status of an unreachable source, when the server answered."),
+            Column("detail", TEXT, "What was found, in words."),
+        ],
+        pk='claim',
+        foreign_keys=[('claim', 'claims', 'ref'), ('report', 'reports', 'id'), ('source', 'sources', 'ref')],
+        indexes=[('result',), ('report',)],
     ),
     Table(
         "claim_patterns",

@@ -39,6 +39,8 @@ def render_cell(value, column, table, database, datasette):
             for i in items
         ]
         return Markup(", ").join(links)
+    if column == "drift" and table == "claims":  # the last kb reverify no longer found the quote
+        return Markup('<span class="kb-status kb-drifted" title="{0}">drifted</span>').format(value)
     if column == "citation":
         return Markup('<span class="kb-citation">{0}</span>').format(value)
     return None
