@@ -408,10 +408,16 @@ CHART_POINTS_SQL = """select p.report, r.title as report_title, p.x, p.y, p.x_cl
   where p.chart = :c order by p.x, p.report"""
 
 
+def _chart_shown(datasette, chart_id):
+    return (datasette.plugin_config("kb_site") or {}).get("charts", {}).get(chart_id, {})
+
+
 async def charts_index(datasette, request):
     db = datasette.get_database("kb")
     charts = await _rows(db, """select c.id, c.title, c.description, c.pattern,
         (select count(*) from chart_points p where p.chart = c.id) as points from charts c order by c.rowid""")
+    for c in charts:
+        c.update({k: v for k, v in _chart_shown(datasette, c["id"]).items() if k in ("title", "description")})
     return await _page(datasette, request, "kb-charts.html", {"charts": charts})
 
 
@@ -425,7 +431,7 @@ async def chart_page(datasette, request):
     if not found:
         raise NotFound(f"No chart {chart_id}")
     c = found[0]
-    shown = (datasette.plugin_config("kb_site") or {}).get("charts", {}).get(chart_id, {})
+    shown = _chart_shown(datasette, chart_id)
     per_x = shown.get("measure") == "y per x"
     points = await _rows(db, CHART_POINTS_SQL, {"c": chart_id})
     for p in points:
