@@ -379,3 +379,27 @@ def test_hostile_records_render_inert(page, server, path):
     schemes = page.eval_on_selector_all("a[href]", "as => as.map(a => a.protocol)")
     assert "javascript:" not in schemes and "file:" not in schemes
     assert page.locator("script", has_text="alert(").count() == 0
+
+
+# The README's screenshots
+
+
+def test_the_readme_shows_the_screenshots_the_script_makes(tmp_path):
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text()
+    site_section = readme[readme.index("## The site"):readme.index("### Settings and hardening")]
+    for name in ("heatmap.png", "chart.png"):
+        assert f"](docs/img/{name})" in site_section
+        assert (root / "docs" / "img" / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    out = tmp_path / "img"
+    run = subprocess.run([sys.executable, str(root / "scripts" / "screenshots"), "--claims",
+                          str(root / "tests" / "fixtures" / "kb" / "claims"), "--out", str(out)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    for name in ("heatmap.png", "chart.png"):
+        png = (out / name).read_bytes()
+        width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and width == 1200 and height > 300, name

@@ -158,7 +158,9 @@ def test_the_heatmap_page_colours_each_report_and_omission(get):
 
 def test_contributor_html_is_escaped_everywhere(get):
     for path in ["/kb/claims", "/kb/claims/hostile-run~2Fscripted", "/kb/reports", "/omissions", "/kb/sources",
-                 "/kb/disclosures", "/kb/claims?_search=interruptions"]:
+                 "/kb/disclosures", "/kb/claims?_search=interruptions", "/claims", "/claims?q=interruptions",
+                 "/claims?report=hostile-run", "/patterns", "/graph", "/charts", "/kb/disputed_claims",
+                 "/kb/citable_figures", "/kb/claims_for_pattern"]:
         html = get(path).text
         assert "<script>alert(" not in html, path
         assert "<img src=x" not in html and "<b>Evil</b>" not in html, path

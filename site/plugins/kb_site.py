@@ -312,7 +312,7 @@ async def claims_page(datasette, request):
 
     def link(**changes):
         args = {"q": q, **chosen, "page": page, **changes}
-        args = {k: v for k, v in args.items() if v not in (None, "", 1) or (k == "citable" and v == "0")}
+        args = {k: v for k, v in args.items() if v not in (None, "") and not (k == "page" and v == 1)}
         return "/claims" + ("?" + urlencode(args) if args else "")
 
     full = "/kb/claims" + ("?" + urlencode({"_search": q}) if q else "")
