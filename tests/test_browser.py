@@ -148,7 +148,8 @@ def test_the_full_table_opens_on_its_search_box_not_its_column_list(page, server
     assert page.locator("input#_search").bounding_box()["y"] < 600
     page.click("details.kb-columns summary")
     assert page.locator("details.kb-columns dt", has_text="citation").is_visible()
-    assert page.locator("table.rows-and-columns tbody tr").first.bounding_box()["height"] < 200
+    heights = sorted(r.bounding_box()["height"] for r in page.locator("table.rows-and-columns tbody tr").all())
+    assert heights[len(heights) // 2] < 120  # compact rows: long texts get wide columns, the table scrolls
 
 
 # 4. One citation rule
@@ -280,6 +281,7 @@ def labels_readable(page) -> list[str]:
 
 
 def click_node(page, node_id: str) -> None:
+    page.locator("#kb-graph").scroll_into_view_if_needed()  # a click lands only on what is on the screen
     pos = page.evaluate(f"kbGraph.cy.getElementById({node_id!r}).renderedPosition()")
     frame = page.locator("#kb-graph").bounding_box()
     page.mouse.click(frame["x"] + pos["x"], frame["y"] + pos["y"])
