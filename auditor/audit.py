@@ -24,12 +24,16 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Iterable, Optional, Union
 
-from kb import clock
-from kb.load import YamlError, load_vocabulary, read_text, record_files, vocabulary_path
+from kb import clock, codes
+from kb.duplicates import Index as ReportIndex, Summary
+from kb.load import load_vocabulary, record_files, vocabulary_path
 from kb.model import Claim, Omission, Report, Vocabulary
-from kb.pipeline import Validation, validate
+from kb.pipeline import Validation, validate_files, validate_kb
 from kb.problems import Problem
-from kb.snapshot import Snapshot, Summary, open_snapshot
+from kb.snapshot import Snapshot, open_snapshot, relative_name
+from kb.yaml12 import YamlError, read_text
+
+PROVIDER = "audit"  # the name this auditor's verdicts are stored under (its entry point, pyproject.toml)
 
 CUE_SCORE = 90.0
 LEVELS = {"absent": 0, "partial": 1, "disclosed": 2}
@@ -289,20 +293,24 @@ def audit_report(report: Report, vocabulary: Vocabulary, matcher: Optional[Match
 # Hygiene and declarations.
 
 
+# The checks' problems that are hygiene findings of a record, by code: the checks decide, the auditor reports.
+HYGIENE = {codes.NO_SOURCE: "no-source", codes.NO_CHECK_DATE: "no-check-date", codes.DOES_NOT_ADD_UP: "derived-mismatch",
+           codes.FORMULA: "derived-mismatch", codes.FORMULA_CYCLE: "derived-mismatch"}
+
+
 def hygiene(rec, validation: Validation, today: date, max_age: int) -> list[Finding]:
     r: Report = rec.report
     out: list[Finding] = []
+    for p in validation.problems:
+        if p.code in HYGIENE and p.path == rec.path:
+            index = int(p.field.split(".")[1]) if p.field and p.field.startswith("claims.") else None
+            ref = f"{r.id}/{r.claims[index].id}" if index is not None else None
+            out.append(Finding(HYGIENE[p.code], p.message, ref, p.line))
     for i, c in enumerate(r.claims):
         ref = f"{r.id}/{c.id}"
         line = rec.where("claims", i)[0]
-        if c.status != "derived":
-            if c.source is None:
-                out.append(Finding("no-source", "the claim names no source", ref, line))
-            if c.verified is None:
-                out.append(Finding("no-check-date", "the claim has no check date (verified)", ref, line))
-            elif (today - c.verified).days > max_age:
-                out.append(Finding("stale", f"checked {(today - c.verified).days} days ago (limit {max_age})",
-                                   ref, line))
+        if c.status != "derived" and c.verified is not None and (today - c.verified).days > max_age:
+            out.append(Finding("stale", f"checked {(today - c.verified).days} days ago (limit {max_age})", ref, line))
         src = r.source(c.source) if c.source else None
         if c.status == "secondary" or (src is not None and src.kind == "secondary" and c.status == "confirmed"):
             out.append(Finding("secondary-only", "the figure rests on secondary reporting, not the original",
@@ -311,12 +319,6 @@ def hygiene(rec, validation: Validation, today: date, max_age: int) -> list[Find
             out.append(Finding("unverified", "the figure is stated but not confirmed", ref, line))
         if c.status == "contradicted":
             out.append(Finding("contradicted", f"the source says otherwise: {c.note or ''}".strip(), ref, line))
-    for (report_id, claim_id), d in (validation.checked.derived.items() if validation.checked else []):
-        if report_id == r.id and (d.error or not d.ok):
-            i = next(i for i, c in enumerate(r.claims) if c.id == claim_id)
-            why = d.error or f"{d.formula} = {d.computed:.6g}, but the claim states {d.stated}"
-            out.append(Finding("derived-mismatch", f"derived figure does not add up: {why}",
-                               f"{r.id}/{claim_id}", rec.where("claims", i, "formula")[0]))
     return out
 
 
@@ -370,13 +372,14 @@ class KnowledgeBase:
             return cls(vocabulary, None, {}, {}, {})
         snapshot = open_snapshot(claims_dir, db)
         if snapshot is None:
-            records = validate(claims_dir=claims_dir).loaded.records
-            summaries, table = [Summary.of(rec) for rec in records], {}
+            records = validate_kb(claims_dir).loaded.records
+            summaries, table = [rec.summary() for rec in records], {}
         else:
             summaries = snapshot.summaries()
-            fresh = {s.id for s in summaries if s.loaded is None}
-            records = [s.loaded for s in summaries if s.loaded is not None]
-            table = _stored_verdicts(snapshot, fresh)
+            unchanged = set(snapshot.unchanged.values())
+            table = {r: t for r, t in snapshot.verdicts(PROVIDER).items() if r in unchanged}
+            records = [rec for rec in (snapshot.read(relative_name(p, snapshot.claims_dir)) for p in snapshot.changed)
+                       if rec is not None]
         matcher = Matcher(vocabulary)
         for rec in records:
             if not (rec.report.disclosures or rec.report.models):
@@ -393,39 +396,12 @@ class KnowledgeBase:
         same = sum(1 for t in others.values() if t[omission] == status)
         return {"same": same, "of": len(others), "text": f"{status} in {same} of {len(others)}"}
 
-    def similar(self, report_id: str, title: str, organization: str = "", models: Iterable[str] = ()) -> list[dict]:
-        """Reports already in the knowledge base that look like this one (near-duplicate title, same organization
-        and models)."""
-        from rapidfuzz import fuzz
-
-        out = []
-        models = {m.lower() for m in models}
-        for rid, r in self.reports.items():
-            t = fuzz.token_set_ratio(title.lower(), r.title.lower())
-            same_org = bool(organization) and fuzz.ratio(organization.lower(), r.organization.lower()) >= 90
-            shared = models & {m.lower() for m in r.models}
-            why = []
-            if t >= 90:
-                why.append(f"title {t:.0f}% alike")
-            if same_org and shared:
-                why.append(f"same organization and models ({', '.join(sorted(shared))})")
-            if rid == report_id:
-                why.append("same id")
-            if why:
-                out.append({"report": rid, "path": self.paths.get(rid), "score": round(t, 1), "why": "; ".join(why)})
-        return sorted(out, key=lambda d: -d["score"])
-
-
-def _stored_verdicts(snapshot: Snapshot, reports: set[str]) -> dict[str, dict[str, str]]:
-    """The verdicts `kb build` stored (this auditor's) for the training reports among `reports`."""
-    table: dict[str, dict[str, str]] = {}
-    for report, omission, status in snapshot.rows(
-            "select v.report, v.omission, coalesce(v.declared, v.audited) from verdicts v join reports r "
-            "on r.id = v.report where v.provider = 'audit' and (r.models != '[]' or exists "
-            "(select 1 from disclosures d where d.report = r.id))"):
-        if report in reports:
-            table.setdefault(report, {})[omission] = status
-    return table
+    def similar(self, title: str, organization: str = "", models: Iterable[str] = (),
+                exclude: Optional[str] = None) -> list[dict]:
+        """Reports already in the knowledge base that this one looks like (kb.duplicates: the same rule as the
+        checks' warnings)."""
+        return [{"report": m.other.id, "path": self.paths.get(m.other.id), "score": m.score, "why": m.why}
+                for m in ReportIndex(self.reports.values()).alike(title, organization, models, exclude)]
 
 
 # Entry points.
@@ -457,39 +433,39 @@ def audit_text(path: Path, kb: KnowledgeBase, matcher: Optional[Matcher] = None)
     report_id = path.stem
     for o, v in found.items():
         v.cohort = kb.cohort(report_id, o, v.status)
-    return Audit(str(path), "text", report_id, title, found, similar=kb.similar("", title))
+    return Audit(str(path), "text", report_id, title, found, similar=kb.similar(title))
 
 
 def audit_record(path: Path, kb: KnowledgeBase, claims_dir: Union[str, Path, None], today: date, max_age: int,
                  matcher: Optional[Matcher] = None) -> Audit:
-    v = validate([path], claims_dir=claims_dir, today=today, db=kb.snapshot)
+    v = validate_files([path], claims_dir, today=today, db=kb.snapshot)
     if v.loaded.problems or not v.loaded.records:
         raise InputError(f"{path}: not a valid record", v.loaded.problems)
     rec = v.loaded.records[0]
     r = rec.report
     found = audit_report(r, kb.vocabulary, matcher or Matcher(kb.vocabulary), where=lambda i: rec.where("claims", i)[0])
     findings = [Finding("check", p.message, line=p.line) for p in (v.checked.problems if v.checked else [])
-                if "does not add up" not in p.message and p.severity == "error"]
+                if p.code not in HYGIENE and p.severity == "error"]
     findings += hygiene(rec, v, today, max_age)
     findings += compare_declared(rec, found)
     for o, verdict in found.items():
         verdict.cohort = kb.cohort(r.id, o, verdict.status)
     in_kb = claims_dir is not None and Path(path).resolve().parent == Path(claims_dir).resolve()
-    similar = [s for s in kb.similar(r.id, r.title, r.organization, r.models)
-               if not (in_kb and s["report"] == r.id)]
+    similar = kb.similar(r.title, r.organization, r.models, exclude=r.id if in_kb else None)
     for s in similar:
         findings.append(Finding("similar-report", f"looks like {s['report']} ({s['path']}): {s['why']}"))
     return Audit(str(path), "record", r.id, r.title, found, findings, similar)
 
 
 def audit_paths(paths: Iterable[Union[str, Path]], claims_dir: Union[str, Path, None] = None,
-                today: Optional[date] = None, max_age: int = 365,
+                today: Optional[date] = None, max_age: Optional[int] = None,
                 db: Union[str, Path, None] = None) -> list[Union[Audit, InputError]]:
     """Audit each file; an unreadable one yields its InputError in place of an Audit, the others still run.
     `claims_dir`: the knowledge base to compare with (None: none, the packaged vocabulary applies). `db`: a
     database built from claims_dir, read for the reports whose files have not changed since."""
     today = clock.today(today)
     kb = KnowledgeBase.load(claims_dir, db)
+    max_age = max_age if max_age is not None else kb.vocabulary.stale_after_days
     matcher = Matcher(kb.vocabulary)
     out: list[Union[Audit, InputError]] = []
     for p in map(Path, paths):

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from kb import clock, locate
-from kb.cli import TODAY_OPTION
+from kb.options import MAX_AGE_OPTION, TODAY_OPTION
 
 from .audit import LEVELS, Audit
 
@@ -26,8 +26,7 @@ from .audit import LEVELS, Audit
               help="text for a terminal, json for programs, markdown for a pull-request comment.")
 @click.option("--fail-on", type=click.Choice(["partial", "absent"]),
               help="Exit 1 when any omission is at or below this level.")
-@click.option("--max-age", default=365, show_default=True, type=click.IntRange(0),
-              help="Checks older than this many days are reported as stale.")
+@MAX_AGE_OPTION
 @TODAY_OPTION
 @click.version_option(package_name="report-claims")
 def audit(files, claims_dir, db_path, fmt, fail_on, max_age, today):

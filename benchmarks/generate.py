@@ -231,7 +231,7 @@ class _Report:
         c["unit"] = unit
         c["source"] = "blog" if status == "secondary" else "paper"
         c["locator"] = rng.choice(SECTIONS)
-        if rng.random() < 0.6:
+        if rng.random() < 0.6 or status == "confirmed":  # a confirmed figure is quoted (KB310)
             c["quote"] = rng.choice(QUOTES)
         c["verified"] = checked.isoformat()
         c["status"] = status

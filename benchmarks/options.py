@@ -21,7 +21,7 @@ def _time(fn) -> float:
 
 
 def _parse_one(path: str):
-    from kb.load import parse_yaml, read_text
+    from kb.yaml12 import parse_yaml, read_text
 
     return parse_yaml(read_text(Path(path)))
 
@@ -29,7 +29,8 @@ def _parse_one(path: str):
 def measure(folder: Path, workers: int = 2) -> dict:
     import yaml
 
-    from kb.load import load_paths, parse_yaml, record_files
+    from kb.load import load_paths, record_files
+    from kb.yaml12 import parse_yaml
 
     files = record_files(folder)
     texts = [f.read_text(encoding="utf-8") for f in files]
@@ -72,7 +73,8 @@ def stages(folder: Path, work: Path) -> dict:
     """Where a cold build's time goes, stage by stage, the way kb.store.build runs them."""
     from datetime import date
 
-    from kb import clock, store
+    from kb import clock
+    from kb.db import checksum, read, rows, write
     from kb.checks import check
     from kb.graph import elements
     from kb.load import load_paths, load_vocabulary, vocabulary_path
@@ -88,20 +90,20 @@ def stages(folder: Path, work: Path) -> dict:
     out["checks (kb.checks)"] = time.perf_counter() - t
     v = Validation(loaded, checked, vocabulary, loaded.problems + checked.problems, claims_dir=folder)
     t = time.perf_counter()
-    list(store.verdict_rows(v))
+    list(rows.verdict_rows(v))
     out["auditor verdicts (kb_verdicts)"] = time.perf_counter() - t
     t = time.perf_counter()
     elements(v)
     out["pattern graph (kb.graph)"] = time.perf_counter() - t
     t = time.perf_counter()
-    store.write_database(work / "stages.db", v, clock.today())
+    write.write_database(work / "stages.db", v, clock.today(), 0)
     whole = time.perf_counter() - t
     out["write SQLite: rows, indexes, FTS"] = (
         whole - out["auditor verdicts (kb_verdicts)"]
         - out["pattern graph (kb.graph)"])
     t = time.perf_counter()
-    store.records_checksum(v)
-    store.database_checksum(work / "stages.db")
+    checksum.combine(checksum.of_records(v.loaded.records))
+    read.database_checksum(work / "stages.db")
     out["checksum records vs database"] = time.perf_counter() - t
     return out
 

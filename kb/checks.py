@@ -7,8 +7,6 @@ derived claims, recomputed on every run from the formulas.
 
 from __future__ import annotations
 
-import re
-
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date
@@ -16,14 +14,14 @@ from pathlib import Path
 from typing import Iterable, Optional, Protocol, Union
 
 from . import clock
+from . import codes as C
 from . import formula as F
+from .duplicates import Index as ReportIndex, Summary, repeated_claims
 from .load import Loaded
 from .model import Claim, Report, Vocabulary
 from .problems import Problem
-from .snapshot import Summary
 from .units import index as unit_index
 
-_NUMBERS = re.compile(r"\d+(?:[.,]\d+)*")
 DEFAULT_TOLERANCE = 0.01  # relative; stated figures are rounded
 ABOUT_TOLERANCE = 0.05
 
@@ -75,7 +73,7 @@ class RecordsContext:
         return self.by_id.get(report_id)
 
     def summaries(self) -> list[Summary]:
-        return [Summary.of(rec) for rec in self.records]
+        return [rec.summary() for rec in self.records]
 
     def read(self) -> list[Loaded]:
         return self.records
@@ -85,14 +83,13 @@ def check(
     records: list[Loaded],
     vocabulary: Vocabulary,
     today: Optional[date] = None,
-    context: Union[Iterable[Loaded], Context] = (),
+    context: Optional[Context] = None,
 ) -> Checked:
     """Check records against each other, the vocabulary and today's date.
 
-    `context` holds records that formulas may refer to but that are not themselves reported on (the
-    knowledge base, when validating a single new file): records, or a Context that finds them."""
-    if not hasattr(context, "summaries"):
-        context = RecordsContext(context)  # type: ignore[arg-type]
+    `context` finds records that formulas may refer to but that are not themselves reported on (the knowledge
+    base, when validating a single new file)."""
+    context = context if context is not None else RecordsContext()
     today = clock.today(today)
     out = Checked(records)
     units = unit_index(vocabulary)
@@ -102,7 +99,7 @@ def check(
     for rec in records:
         r = rec.report
         if r.id in seen_ids:
-            out.problems.append(rec.problem(f"report id {r.id!r} is also used by {seen_ids[r.id].path}", "id"))
+            out.problems.append(rec.problem(C.DUPLICATE_REPORT, f"report id {r.id!r} is also used by {seen_ids[r.id].path}", "id"))
         seen_ids.setdefault(r.id, rec)
         out.problems += _check_record(rec, patterns, omissions, units, today, out.unnormalized_units)
 
@@ -115,45 +112,25 @@ def check(
 
 
 def near_duplicates(records: list[Loaded], context: list[Summary]) -> list[Problem]:
-    """Warnings for a report that looks like another (title, organization, models) and for a claim that repeats
-    another claim of the same report (same figure and unit, statements alike)."""
-    from rapidfuzz import fuzz, process, utils
-
+    """Warnings for a report that looks like another (kb.duplicates) and for a claim that repeats another claim
+    of the same report."""
     problems: list[Problem] = []
     own = {r.report.id for r in records}
-    everyone = [Summary.of(rec) for rec in records] + [s for s in context if s.id not in own]
-    titles = [s.title for s in everyone]
+    index = ReportIndex([rec.summary() for rec in records] + [s for s in context if s.id not in own])
     for rec in records:
         r = rec.report
-        for title, score, j in process.extract(r.title, titles, scorer=fuzz.token_set_ratio,
-                                               processor=utils.default_process, score_cutoff=90, limit=None):
-            o = everyone[j]
-            if o.loaded is rec:
+        for m in index.alike(r.title, r.organization, r.models):
+            o = m.other
+            if o.path == rec.path:
                 continue
-            same_org = fuzz.ratio(r.organization.lower(), o.organization.lower()) >= 90
-            shared = {m.lower() for m in r.models} & {m.lower() for m in o.models}
-            if same_org or shared:
-                why = "same organization" if same_org else "shared models: " + ", ".join(sorted(shared))
-                line = o.title_line()
-                problems.append(rec.problem(
-                    f"looks like {o.id} ({o.path}:{line}): title {score:.0f}% alike, {why}",
-                    "title", severity="warning"))
-        groups: dict[tuple, list[int]] = {}
-        for i, c in enumerate(r.claims):
-            if c.value is not None:
-                groups.setdefault((c.value, (c.unit or "").lower()), []).append(i)
-        for members in groups.values():
-            for a_pos, i in enumerate(members):
-                for j in members[:a_pos]:
-                    a, b = r.claims[i], r.claims[j]
-                    if _NUMBERS.findall(a.statement) != _NUMBERS.findall(b.statement):
-                        continue  # "stage 1 shares" and "stage 2 shares" are different claims
-                    score = fuzz.token_sort_ratio(a.statement, b.statement, processor=utils.default_process)
-                    if score >= 95:
-                        line = rec.where("claims", j, "id")[0]
-                        problems.append(rec.problem(
-                            f"claim {a.id!r} repeats claim {b.id!r} (line {line}): same figure, "
-                            f"statements {score:.0f}% alike", "claims", i, "id", severity="warning"))
+            problems.append(rec.problem(C.LOOKS_LIKE, f"looks like {o.id} ({o.path}:{o.title_line}): {m.why}",
+                                        "title", severity="warning"))
+        for i, j, score in repeated_claims(r.claims):
+            a, b = r.claims[i], r.claims[j]
+            line = rec.where("claims", j, "id")[0]
+            problems.append(rec.problem(C.REPEATED_CLAIM, f"claim {a.id!r} repeats claim {b.id!r} (line {line}): "
+                                        f"same figure, statements {score:.0f}% alike", "claims", i, "id",
+                                        severity="warning"))
     return problems
 
 
@@ -164,16 +141,16 @@ def _check_record(rec: Loaded, patterns, omissions, units, today: date, unnormal
 
     stem = Path(rec.path).stem
     if r.id != stem:
-        add(rec.problem(f"id {r.id!r} must equal the file name {stem!r}", "id"))
+        add(rec.problem(C.ID_NOT_FILE_NAME, f"id {r.id!r} must equal the file name {stem!r}", "id"))
 
     if r.published > today:
-        add(rec.problem(f"published {r.published} is in the future", "published"))
+        add(rec.problem(C.FUTURE_DATE, f"published {r.published} is in the future", "published"))
 
     source_ids: dict[str, int] = {}
     for i, s in enumerate(r.sources):
         if s.id in source_ids:
             line = rec.where("sources", source_ids[s.id], "id")[0]
-            add(rec.problem(f"source id {s.id!r} is used twice (first at line {line})", "sources", i, "id"))
+            add(rec.problem(C.DUPLICATE_SOURCE, f"source id {s.id!r} is used twice (first at line {line})", "sources", i, "id"))
         source_ids.setdefault(s.id, i)
         problems += _dates(rec, s.checked, r.published, today, "checked", ("sources", i, "checked"))
 
@@ -182,68 +159,75 @@ def _check_record(rec: Loaded, patterns, omissions, units, today: date, unnormal
         at = ("claims", i)
         if c.id in claim_ids:
             line = rec.where("claims", claim_ids[c.id], "id")[0]
-            add(rec.problem(f"claim id {c.id!r} is used twice (first at line {line})", *at, "id"))
+            add(rec.problem(C.DUPLICATE_CLAIM, f"claim id {c.id!r} is used twice (first at line {line})", *at, "id"))
         claim_ids.setdefault(c.id, i)
 
         if c.source is not None and c.source not in source_ids:
             known = ", ".join(source_ids) or "none"
-            add(rec.problem(f"source {c.source!r} is not defined in sources (defined: {known})", *at, "source"))
+            add(rec.problem(C.UNDEFINED_SOURCE, f"source {c.source!r} is not defined in sources (defined: {known})", *at, "source"))
         if c.status == "derived":
             if not c.formula:
-                add(rec.problem("a derived claim needs a formula", *at, "formula"))
+                add(rec.problem(C.DERIVED_WITHOUT_FORMULA, "a derived claim needs a formula", *at, "formula"))
             if c.value is None:
-                add(rec.problem("a derived claim needs a stated value to check the formula against", *at, "value"))
+                add(rec.problem(C.DERIVED_WITHOUT_VALUE, "a derived claim needs a stated value to check the formula against", *at, "value"))
         else:
             if c.formula:
-                add(rec.problem(f"a formula is only for derived claims (status is {c.status!r})", *at, "formula"))
+                add(rec.problem(C.FORMULA_NOT_DERIVED, f"a formula is only for derived claims (status is {c.status!r})", *at, "formula"))
             if c.source is None:
-                add(rec.problem("no source: a claim that is not derived should name one of the sources",
+                add(rec.problem(C.NO_SOURCE, "no source: a claim that is not derived should name one of the sources",
                                 *at, "status", severity="warning"))
             if c.verified is None and c.status != "unverified":
-                add(rec.problem(f"no check date (verified): a {c.status} claim needs the day its figure was checked "
+                add(rec.problem(C.NO_CHECK_DATE, f"no check date (verified): a {c.status} claim needs the day its figure was checked "
                                 f"against the source (only an unverified claim may have none)", *at, "status"))
+        if c.quote and c.quote_kind != "table" and c.quote.count(" | ") >= 2:
+            add(rec.problem(C.TABLE_ROW_QUOTE, "this quote is a table row: mark it quote_kind: table (and name the "
+                            "table in the locator), so a reader knows the words are cells, not a sentence",
+                            *at, "quote", severity="warning"))
+        if c.status == "confirmed" and not c.quote and not c.no_quote:
+            add(rec.problem(C.NO_QUOTE, "a confirmed claim needs the source's words (quote), or why it has none "
+                            "(no_quote: read from a chart, say)", *at, "status", severity="warning"))
         if c.status == "contradicted" and not c.note:
-            add(rec.problem("a contradicted claim needs a note saying what the source says instead", *at, "status"))
+            add(rec.problem(C.CONTRADICTED_WITHOUT_NOTE, "a contradicted claim needs a note saying what the source says instead", *at, "status"))
         if c.verified is not None:
             problems += _dates(rec, c.verified, r.published, today, "verified", at + ("verified",))
 
         for j, p in enumerate(c.patterns):
             if p not in patterns:
-                add(rec.problem(f"unknown pattern {p!r} (known: {', '.join(sorted(patterns))})", *at, "patterns", j))
+                add(rec.problem(C.UNKNOWN_PATTERN, f"unknown pattern {p!r} (known: {', '.join(sorted(patterns))})", *at, "patterns", j))
         for j, t in enumerate(c.topics):
             if t not in omissions:
-                add(rec.problem(f"unknown omission {t!r} (known: {', '.join(sorted(omissions))})", *at, "topics", j))
+                add(rec.problem(C.UNKNOWN_OMISSION, f"unknown omission {t!r} (known: {', '.join(sorted(omissions))})", *at, "topics", j))
 
         if c.unit:
             norm = units.normalize(c.unit)
             if norm is None:
                 typo = units.likely_typo(c.unit)
                 if typo:
-                    add(rec.problem(f"unit {c.unit!r} looks like a typo of {typo!r}", *at, "unit"))
+                    add(rec.problem(C.UNIT_TYPO, f"unit {c.unit!r} looks like a typo of {typo!r}", *at, "unit"))
                 else:
                     unnormalized[c.unit] += 1
             elif c.value is not None:
                 for v in (c.low, c.high):
                     why = norm.outside(v)
                     if why:
-                        add(rec.problem(f"{c.value_text} {c.unit} is impossible: {why}", *at, "value"))
+                        add(rec.problem(C.OUT_OF_RANGE, f"{c.value_text} {c.unit} is impossible: {why}", *at, "value"))
                         break
 
     for key, d in r.disclosures.items():
         if key not in omissions:
-            add(rec.problem(f"unknown omission {key!r} (known: {', '.join(sorted(omissions))})",
+            add(rec.problem(C.UNKNOWN_OMISSION, f"unknown omission {key!r} (known: {', '.join(sorted(omissions))})",
                             "disclosures", key, key=True))
         for j, cid in enumerate(d.claims):
             if cid not in claim_ids:
-                add(rec.problem(f"claim {cid!r} is not in this record", "disclosures", key, "claims", j))
+                add(rec.problem(C.DISCLOSURE_CLAIM, f"claim {cid!r} is not in this record", "disclosures", key, "claims", j))
     return problems
 
 
 def _dates(rec: Loaded, when: date, published: date, today: date, name: str, loc: tuple) -> list[Problem]:
     if when > today:
-        return [rec.problem(f"{name} {when} is in the future", *loc)]
+        return [rec.problem(C.FUTURE_DATE, f"{name} {when} is in the future", *loc)]
     if when < published:
-        return [rec.problem(f"{name} {when} is before the report was published ({published})", *loc)]
+        return [rec.problem(C.BEFORE_PUBLICATION, f"{name} {when} is before the report was published ({published})", *loc)]
     return []
 
 
@@ -332,12 +316,12 @@ def _check_derived(records: list[Loaded], find, out: Checked) -> None:
                 check.ok = within(value, c, check.tolerance)
                 if not check.ok and id(rec) in own:
                     out.problems.append(rec.problem(
-                        f"derived figure does not add up: {c.formula} = {_fmt(value)}, but the claim states "
+                        C.DOES_NOT_ADD_UP, f"derived figure does not add up: {c.formula} = {_fmt(value)}, but the claim states "
                         f"{c.value_text} ({c.bound}, tolerance {check.tolerance:g})", *loc))
         except _Cycle as cyc:
             check.error = f"formula cycle: {cyc}"
             if id(rec) in own:
-                out.problems.append(rec.problem(check.error, *loc))
+                out.problems.append(rec.problem(C.FORMULA_CYCLE, check.error, *loc))
             state[key] = "done"
             results[key] = None
             out.derived[key] = check
@@ -345,7 +329,7 @@ def _check_derived(records: list[Loaded], find, out: Checked) -> None:
         except F.FormulaError as e:
             check.error = str(e)
             if id(rec) in own and not isinstance(e, _Unknown):
-                out.problems.append(rec.problem(f"formula {c.formula!r}: {e}", *loc))
+                out.problems.append(rec.problem(C.FORMULA, f"formula {c.formula!r}: {e}", *loc))
         state[key] = "done"
         results[key] = value
         out.derived[key] = check

@@ -1,6 +1,6 @@
-"""Citing checked figures: how a figure reads ("2.788M GPU-hours"), its citation in several formats, whether it
-may be cited, and planning documents that cite figures with `[text](kb:report/claim)` links (check, render).
-"""
+"""Citing checked figures: how a figure reads ("2.788M GPU-hours"), what its citation says (one function, in
+several formats), and whether it may be cited (one rule: kb cite, kb check, the build's citable column and the
+site follow it)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from .model import Claim, Report, Source
 
 _BOUND_WORDS = {"about": "about ", "at-least": "at least ", "at-most": "at most ", "exact": ""}
 _SYMBOL_UNITS = {"percent": "%", "%": "%"}
-DEFAULT_MAX_AGE = 365
 
 
 def figure(claim: Claim) -> str:
@@ -32,28 +31,49 @@ def figure(claim: Claim) -> str:
     return _BOUND_WORDS.get(claim.bound, "") + body
 
 
-def citation(report: Report, claim: Claim, source: Optional[Source] = None, computed: Optional[float] = None) -> str:
-    """A ready-to-paste citation of one claim, plain text."""
+@dataclass
+class Citation:
+    """What a citation of one claim says, decided here once: `kb cite` (every format), the footnotes of
+    `kb render` and the site's citation box are renderings of it."""
+
+    ref: str
+    figure: str  # "419 interruptions", or the statement for a claim without a figure
+    report: str  # "The Llama 3 Herd of Models (Meta, 2024)"
+    source: Optional[str]  # the source's title, when it is not the report's
+    locator: Optional[str]
+    where: Optional[str]  # the source's URL (or its path in this repository)
+    url: Optional[str]  # the source's URL, when it has one
+    checked: str  # "checked 2026-11-29", "recomputed on every build" or "no check date"
+    status: str
+    derived: Optional[str] = None  # "derived: formula = 3.09"
+
+    def text(self) -> str:
+        parts = [self.report, self.derived, self.source, self.locator, self.where, f"{self.checked}, {self.status}"]
+        return f"{self.figure} — " + ", ".join(p for p in parts if p)
+
+
+def citation_of(report: Report, claim: Claim, source: Optional[Source] = None,
+                computed: Optional[float] = None) -> Citation:
+    """The citation of one claim."""
     source = source or (report.source(claim.source) if claim.source else None)
-    head = figure(claim) or claim.statement
-    parts = [f"{report.title} ({report.organization}, {report.published.year})"]
+    derived = None
     if claim.status == "derived":
-        computed_text = f" = {computed:.4g}" if computed is not None else ""
-        parts.append(f"derived: {claim.formula}{computed_text}")
-    if source is not None:
-        if source.title != report.title:
-            parts.append(source.title)
-        if claim.locator:
-            parts.append(claim.locator)
-        parts.append(source.url or source.path or "")
-    elif claim.locator:
-        parts.append(claim.locator)
+        derived = f"derived: {claim.formula}" + (f" = {computed:.4g}" if computed is not None else "")
     if claim.verified:
         checked = f"checked {claim.verified.isoformat()}"
     else:
         checked = "recomputed on every build" if claim.status == "derived" else "no check date"
-    parts.append(f"{checked}, {claim.status}")
-    return f"{head} — " + ", ".join(p for p in parts if p)
+    return Citation(
+        ref=f"{report.id}/{claim.id}", figure=figure(claim) or claim.statement,
+        report=f"{report.title} ({report.organization}, {report.published.year})",
+        source=source.title if source is not None and source.title != report.title else None,
+        locator=claim.locator, where=(source.url or source.path) if source is not None else None,
+        url=source.url if source is not None else None, checked=checked, status=claim.status, derived=derived)
+
+
+def citation(report: Report, claim: Claim, source: Optional[Source] = None, computed: Optional[float] = None) -> str:
+    """A ready-to-paste citation of one claim, plain text (the site's citation box, `kb cite --format text`)."""
+    return citation_of(report, claim, source, computed).text()
 
 
 # The knowledge base as a citable index.
@@ -72,14 +92,15 @@ class Cited:
 class Index:
     """The claims of a validated knowledge base by reference, with what citing them needs."""
 
-    def __init__(self, validation, today: Optional[date] = None, max_age: int = DEFAULT_MAX_AGE):
+    def __init__(self, validation, today: Optional[date] = None, max_age: Optional[int] = None):
         self.validation = validation
         self.today = clock.today(today)
-        self.max_age = max_age
+        # how old a check may be: the vocabulary's one setting, unless a command is given another
+        self.max_age = max_age if max_age is not None else validation.vocabulary.stale_after_days
         self.claims: dict[str, Cited] = {}
         derived = validation.checked.derived if validation.checked else {}
         # The context records too: a derived claim may be cited when the claims its formula uses may be.
-        for rec in [*getattr(validation, "context_records", []), *validation.loaded.records]:
+        for rec in [*validation.context_records, *validation.loaded.records]:
             r = rec.report
             for c in r.claims:
                 check = derived.get((r.id, c.id))
@@ -123,6 +144,10 @@ class Index:
             return False, f"its check is stale: {age} days old (limit {self.max_age})"
         return True, ""
 
+    def citation(self, ref: str) -> Citation:
+        cited = self.claims[ref]
+        return citation_of(cited.report, cited.claim, cited.source, cited.computed)
+
     def search(self, text: str, limit: int = 8) -> list[tuple[str, float]]:
         """Claims whose statement, figure or reference best match the text (rapidfuzz token-set ratio)."""
         from rapidfuzz import fuzz, process, utils
@@ -138,52 +163,47 @@ def render_citation(idx: Index, ref: str, fmt: str) -> str:
     """One claim's citation as markdown, text, bibtex or json."""
     cited = idx.claims[ref]
     r, c, s = cited.report, cited.claim, cited.source
-    fig = figure(c) or c.statement
-    checked = c.verified.isoformat() if c.verified else None
+    cit = idx.citation(ref)
+    inputs = [i for i in cited.inputs if i in idx.claims]
     if fmt == "json":
         ok, why = idx.citable(ref)
         return json.dumps({
-            "ref": ref, "figure": fig, "statement": c.statement, "value": c.value, "value_text": c.value_text,
-            "unit": c.unit, "bound": c.bound, "status": c.status, "checked": checked,
+            "ref": ref, "figure": cit.figure, "statement": c.statement, "value": c.value, "value_text": c.value_text,
+            "unit": c.unit, "bound": c.bound, "status": c.status,
+            "checked": c.verified.isoformat() if c.verified else None,
             "report": {"id": r.id, "title": r.title, "organization": r.organization,
                        "published": r.published.isoformat()},
             "source": ({"id": s.id, "title": s.title, "url": s.url, "path": s.path, "kind": s.kind} if s else None),
             "locator": c.locator, "quote": c.quote, "formula": c.formula, "computed": cited.computed,
-            "inputs": [{"ref": i, "figure": figure(idx.claims[i].claim)} for i in cited.inputs if i in idx.claims],
-            "citable": ok, "why_not": why or None,
+            "inputs": [{"ref": i, "figure": figure(idx.claims[i].claim)} for i in inputs],
+            "citable": ok, "why_not": why or None, "citation": cit.text(),
         }, indent=2)
     if fmt == "text":
-        out = citation(r, c, s, cited.computed)
+        out = cit.text()
         if c.status == "derived":
-            out += "\n" + "\n".join(f"  from {i}: {citation(idx.claims[i].report, idx.claims[i].claim)}"
-                                    for i in cited.inputs if i in idx.claims)
+            out += "\n" + "\n".join(f"  from {i}: {idx.citation(i).text()}" for i in inputs)
         return out
     if fmt == "bibtex":
         key = re.sub(r"[^A-Za-z0-9]+", ":", ref)
         fields = {
-            "title": f"{r.title}" + (f" ({s.title})" if s and s.title != r.title else ""),
+            "title": f"{r.title}" + (f" ({cit.source})" if cit.source else ""),
             "author": f"{{{r.organization}}}",
             "year": str(r.published.year),
-            "howpublished": f"\\url{{{s.url}}}" if s and s.url else (s.path if s and s.path else ""),
-            "note": "; ".join(x for x in [fig, c.locator or "", f"checked {checked}" if checked else "",
+            "howpublished": f"\\url{{{cit.url}}}" if cit.url else (cit.where or ""),
+            "note": "; ".join(x for x in [cit.figure, c.locator or "", cit.checked if c.verified else "",
                                           c.status, f"kb:{ref}"] if x),
         }
         body = ",\n".join(f"  {k} = {{{_bibtex_escape(v)}}}" for k, v in fields.items() if v)
         return f"@misc{{{key},\n{body}\n}}"
     # markdown
     where = f", {c.locator}" if c.locator else ""
-    date_text = f"; checked {checked}" if checked else ""
-    if s and s.url:
-        src = f"[{_md_text(s.title)}]({s.url})"
-    elif s:
-        src = _md_text(s.title)
-    else:
-        src = _md_text(r.title)
-    out = f"{_md_text(fig)} ({src}{where}{date_text}, {c.status})"
+    date_text = f"; {cit.checked}" if c.verified else ""
+    title = cit.source or (s.title if s else r.title)
+    src = f"[{_md_text(title)}]({cit.url})" if cit.url else _md_text(title)
+    out = f"{_md_text(cit.figure)} ({src}{where}{date_text}, {c.status})"
     if c.status == "derived":
-        inputs = ", ".join(f"{_md_text(figure(idx.claims[i].claim))} (`{i}`)" for i in cited.inputs
-                           if i in idx.claims)
-        out += f"; derived as `{c.formula}` from {inputs}"
+        out += f"; derived as `{c.formula}` from " + ", ".join(
+            f"{_md_text(figure(idx.claims[i].claim))} (`{i}`)" for i in inputs)
     return out
 
 
@@ -193,200 +213,3 @@ def _bibtex_escape(s: str) -> str:
 
 def _md_text(s: str) -> str:
     return s.replace("[", "\\[").replace("]", "\\]")
-
-
-# Figures as people write them.
-
-_WORD_SCALES = {"thousand": 1e3, "k": 1e3, "million": 1e6, "m": 1e6, "mn": 1e6, "billion": 1e9, "b": 1e9,
-                "bn": 1e9, "trillion": 1e12, "t": 1e12}
-_FIGURE = re.compile(
-    r"(?<![\w.])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
-    r"(?:\s*(?:[–-]|to)\s*(?P<high>\d+(?:\.\d+)?))?"
-    r"(?P<suffix>[KMBT](?![a-z])|\s?(?:thousand|million|billion|trillion)\b)?",
-)
-
-
-@dataclass
-class Written:
-    """A figure found in text: its value (with its scale), its precision, and the words after it."""
-
-    value: float
-    high: Optional[float]
-    half_ulp: float  # half a unit of the last digit written, in the same scale as value
-    after: str
-    span: tuple[int, int]
-
-
-def figures_in(text: str) -> list[Written]:
-    out = []
-    for m in _FIGURE.finditer(text):
-        raw = m.group("num").replace(",", "")
-        d = Decimal(raw)
-        exp = d.as_tuple().exponent
-        scale = 1.0
-        suffix = (m.group("suffix") or "").strip().lower()
-        if suffix:
-            scale = _WORD_SCALES[suffix]
-        half = 0.5 * 10.0 ** exp * scale if isinstance(exp, int) else 0.0
-        high = float(m.group("high")) * scale if m.group("high") else None
-        out.append(Written(float(d) * scale, high, half, text[m.end():m.end() + 40].strip(), m.span()))
-    return out
-
-
-def _claim_half_ulp(c: Claim) -> float:
-    text = (c.value_text or "").strip()
-    m = re.match(r"^[+-]?(\d+(?:\.(\d*))?)(?:[eE]([+-]?\d+))?([KMBT])?$", text)
-    if not m:
-        return 0.0
-    decimals = len(m.group(2) or "")
-    exp10 = int(m.group(3) or 0)
-    scale = {"K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}.get(m.group(4) or "", 1.0)
-    return 0.5 * 10.0 ** (exp10 - decimals) * scale
-
-
-def matches(written: Written, claim: Claim, units) -> bool:
-    """Whether a written figure agrees with the claim's value, allowing for how both were rounded and for units
-    ("43 min" against 0.72 hours, "2.8 million" against 2.788M)."""
-    if claim.value is None:
-        return True
-    low, high = float(claim.low), float(claim.high)
-    slack_claim = _claim_half_ulp(claim)
-    factor_text, factor_claim = 1.0, 1.0
-    norm_claim = units.normalize(claim.unit)
-    words = written.after.split()
-    norm_text = None
-    for n in range(min(4, len(words)), 0, -1):
-        candidate = " ".join(words[:n]).strip(".,;:)")
-        norm_text = units.normalize(candidate)
-        if norm_text:
-            break
-    if norm_claim and norm_text and norm_claim.base == norm_text.base:
-        factor_text, factor_claim = norm_text.factor, norm_claim.factor
-    w_low = written.value * factor_text
-    w_high = (written.high if written.high is not None else written.value) * factor_text
-    # Each side is as precise as its last written digit; the coarser of the two decides.
-    slack = max(written.half_ulp * factor_text, slack_claim * factor_claim) + 1e-12 * max(abs(w_low), 1.0)
-    c_low, c_high = low * factor_claim, high * factor_claim
-    if claim.is_range or written.high is not None:
-        return abs(w_low - c_low) <= slack and abs(w_high - c_high) <= slack or \
-            (written.high is None and c_low - slack <= w_low <= c_high + slack)
-    return abs(w_low - c_low) <= slack
-
-
-# Planning documents.
-
-_LINK = re.compile(r"\[(?P<text>[^\]\n]*)\]\((?P<target>kb:[^)\s]*)\)")
-_REF = re.compile(r"^kb:(?P<ref>[a-z][a-z0-9]*(?:-[a-z0-9]+)*/[a-z][a-z0-9]*(?:-[a-z0-9]+)*)$")
-_BARE = re.compile(r"\(kb:|\]\(\s*kb\s*:|<kb:")
-
-
-@dataclass
-class DocProblem:
-    path: str
-    line: int
-    col: int
-    message: str
-    ref: Optional[str] = None
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}:{self.col}: {self.message}"
-
-    def github(self) -> str:
-        from .problems import Problem
-
-        return Problem(self.path, self.message, self.line, self.col).github()
-
-
-@dataclass
-class DocLink:
-    line: int
-    col: int
-    text: str
-    ref: Optional[str]
-    span: tuple[int, int]
-
-
-def links_in(text: str) -> tuple[list[DocLink], list[tuple[int, int, str]]]:
-    """The kb: links of a Markdown document, and malformed ones as (line, col, why)."""
-    links, bad, covered = [], [], []
-    for m in _LINK.finditer(text):
-        line = text.count("\n", 0, m.start()) + 1
-        col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
-        ref = _REF.match(m.group("target"))
-        covered.append(m.span())
-        if ref is None:
-            bad.append((line, col, f"malformed kb: link {m.group('target')!r}: write kb:report/claim"))
-            continue
-        links.append(DocLink(line, col, m.group("text"), ref.group("ref"), m.span()))
-    for m in _BARE.finditer(text):
-        if any(a <= m.start() < b for a, b in covered):
-            continue
-        line = text.count("\n", 0, m.start()) + 1
-        col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
-        bad.append((line, col, "malformed kb: link: write [text](kb:report/claim) on one line"))
-    return links, bad
-
-
-def check_document(path: str, text: str, idx: Index, units) -> list[DocProblem]:
-    """Every problem with the kb: links of one document."""
-    links, bad = links_in(text)
-    out = [DocProblem(path, line, col, why) for line, col, why in bad]
-    for link in links:
-        cited = idx.get(link.ref)
-        if cited is None:
-            hint = idx.suggest(link.ref)
-            out.append(DocProblem(path, link.line, link.col, f"unknown claim kb:{link.ref}"
-                                  + (f"; did you mean kb:{hint}?" if hint else ""), link.ref))
-            continue
-        ok, why = idx.citable(link.ref)
-        if not ok:
-            out.append(DocProblem(path, link.line, link.col, f"kb:{link.ref} cannot be cited: {why}", link.ref))
-        written = figures_in(link.text)
-        c = cited.claim
-        if written and c.value is not None and not any(matches(w, c, units) for w in written):
-            out.append(DocProblem(path, link.line, link.col,
-                                  f"the link text says {link.text!r}, but kb:{link.ref} is {figure(c)}", link.ref))
-    return sorted(out, key=lambda p: (p.line, p.col))
-
-
-def render_document(text: str, idx: Index) -> str:
-    """The document with kb: links turned into links to their sources and a footnote per figure."""
-    links, _ = links_in(text)
-    notes: dict[str, int] = {}
-    out, pos = [], 0
-    for link in links:
-        cited = idx.get(link.ref)
-        out.append(text[pos:link.span[0]])
-        pos = link.span[1]
-        if cited is None:
-            out.append(text[link.span[0]:link.span[1]])
-            continue
-        n = notes.setdefault(link.ref, len(notes) + 1)
-        url = cited.source.url if cited.source and cited.source.url else None
-        out.append(f"[{link.text}]({url})[^kb{n}]" if url else f"{link.text}[^kb{n}]")
-    out.append(text[pos:])
-    body = "".join(out).rstrip("\n")
-    if notes:
-        body += "\n\n"
-        for ref, n in notes.items():
-            body += f"[^kb{n}]: {_footnote(idx, ref)}\n"
-    return body + ("\n" if not body.endswith("\n") else "")
-
-
-def _footnote(idx: Index, ref: str) -> str:
-    cited = idx.claims[ref]
-    r, c, s = cited.report, cited.claim, cited.source
-    parts = [figure(c) or c.statement, f"{r.title} ({r.organization}, {r.published.year})"]
-    if s and s.title != r.title:
-        parts.append(s.title)
-    if c.locator:
-        parts.append(c.locator)
-    if c.status == "derived":
-        parts.append(f"derived as {c.formula} from " + ", ".join(cited.inputs))
-    tail = (f"checked {c.verified.isoformat()}" if c.verified
-            else "recomputed on every build" if c.status == "derived" else "no check date")
-    return ", ".join(parts) + f"; {tail} ({c.status}; kb:{ref})."
-
-
-def as_json_problems(problems: list[DocProblem]) -> str:
-    return json.dumps({"ok": not problems, "problems": [asdict(p) for p in problems]}, indent=2)

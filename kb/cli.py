@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -10,56 +11,42 @@ from pathlib import Path
 import click
 
 from . import clock, locate
-from .pipeline import validate as run_validate
+from .options import CLAIMS_OPTION, FORMAT_TEXT_JSON, MAX_AGE_OPTION, TODAY_OPTION
+from .cite import Index, figure, render_citation
+from .docs import as_json_problems, check_document, render_document
+from .fmt import format_text
+from .load import YamlError, load_vocabulary, record_files, vocabulary_path
+from .model import record_json_schema
+from .pipeline import validate_files, validate_kb
+from .plan import PlanError, checkpoint_plan, failure_rate
 from .problems import plural, under_github_actions
+from .store import BuildError, build as run_build
+from .template import TemplateError, new_record_text
+from .units import index as unit_index
 
-CLAIMS_OPTION = click.option(
-    "--claims",
-    "claims_dir",
-    default=None,
-    type=click.Path(file_okay=False),
-    help="The knowledge base's records folder [default: claims/ in the current folder or the nearest parent].",
-)
+# Exit status of `kb serve` when the port is taken (documented in --help and the README).
+PORT_BUSY = 2
 
 
-class Day(click.ParamType):
-    name = "DATE"
+class Failure(click.ClickException):
+    """A command that ends with a message on stderr and an exit status: 1 problems found, 2 bad input."""
 
-    def convert(self, value, param, ctx):
-        if hasattr(value, "isoformat"):
-            return value
-        try:
-            return clock.parse_day(value, "--today")
-        except clock.ClockError as e:
-            self.fail(str(e), param, ctx)
+    def __init__(self, message: str, exit_code: int = 1):
+        ctx = click.get_current_context(silent=True)
+        super().__init__(f"{ctx.command_path}: {message}" if ctx else message)
+        self.exit_code = exit_code
 
-
-TODAY_OPTION = click.option(
-    "--today", type=Day(), envvar=clock.ENV, default=None,
-    help="The day dates are judged against: stale checks, citability, dates in the future (YYYY-MM-DD) "
-         "[default: $KB_TODAY, else the system's date].")
+    def show(self, file=None) -> None:
+        click.echo(self.format_message(), err=True)
 
 
-def _kb(claims_dir, command: str) -> locate.Location:
-    """The knowledge base a command works on, or exit 2 naming what was looked for."""
-    found = locate.find(claims_dir)
-    if found is None:
-        click.echo(f"{command}: no knowledge base here: no claims/ folder in {Path.cwd()} or any folder above it; "
-                   f"give --claims DIR", err=True)
-        sys.exit(2)
-    return found
-FORMAT_TEXT_JSON = click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-    help="text for people, json for programs.",
-)
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(name="kb", context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="report-claims")
 def cli() -> None:
     """report-claims: the quantified claims of large-model training reports, checked, with sources.
 
-    Records live in claims/ (one YAML file per report, format v1). Start with `kb validate`.
+    Records live in claims/ (one YAML file per report, format v1), found in the current folder or the nearest
+    parent, as git finds a repository. Start with `kb validate`.
     """
 
 
@@ -84,6 +71,23 @@ def _iter_bar(items, label):
         yield from bar
 
 
+def _kb(claims_dir, must_exist: bool = True) -> locate.Location:
+    """The knowledge base a command works on, or exit 2 naming what was looked for."""
+    found = locate.find(claims_dir)
+    if found is None:
+        raise Failure(f"no knowledge base here: no claims/ folder in {Path.cwd()} or any folder above it; give "
+                      f"--claims DIR", 2)
+    if must_exist and not found.claims.is_dir():
+        raise Failure(f"{found.claims}: no such folder", 2)
+    return found
+
+
+def _echo_problems(problems, err: bool = False) -> None:
+    github = under_github_actions()
+    for p in problems:
+        click.echo(p.github() if github else str(p), err=err)
+
+
 @cli.command()
 @click.argument("paths", nargs=-1, type=click.Path())
 @CLAIMS_OPTION
@@ -93,39 +97,38 @@ def _iter_bar(items, label):
          "not changed since (much quicker on a large knowledge base); ignored when missing or built from another "
          "vocabulary or version [default: site/kb.db beside claims/].")
 @FORMAT_TEXT_JSON
-@click.option("--strict", is_flag=True, help="Treat warnings (a claim without source or check date) as problems.")
+@click.option("--strict", is_flag=True, help="Treat warnings (a claim without source, a near duplicate) as problems.")
 @click.option("-v", "--verbose", is_flag=True, help="Also list the units that are kept as written (not normalized).")
 @TODAY_OPTION
 def validate(paths: tuple[str, ...], claims_dir, db_path, fmt: str, strict: bool, verbose: bool, today) -> None:
-    """Check record files: every problem in every file, as file:line:col: message (field).
+    """Check record files: every problem in every file, as file:line:col: CODE: message (field).
 
     PATHS are files or folders (default: the knowledge base's claims/ folder). Records already in the knowledge
     base serve as context, so a formula may refer to their claims (and a new report is compared with them).
-    Under GitHub Actions (GITHUB_ACTIONS=true) problems are printed as ::error annotations.
+    Under GitHub Actions (GITHUB_ACTIONS=true) problems are printed as ::error annotations. The problem codes
+    (KB101 ...) are listed in CONTRIBUTING.md.
 
     Exit status: 0 no problems, 1 problems found, 2 a path cannot be read (missing, not UTF-8) or no knowledge
     base was found.
     """
-    where = _kb(claims_dir, "kb validate")
+    where = _kb(claims_dir, must_exist=not paths)
     with progress_bar("Validating") as bar:
-        result = run_validate(paths, claims_dir=where.claims, today=clock.today(today), progress=bar,
-                              db=db_path or where.database)
+        if paths:
+            result = validate_files(paths, where.claims, today=clock.today(today), progress=bar,
+                                    db=db_path or where.database)
+        else:
+            result = validate_kb(where.claims, today=clock.today(today), progress=bar)
     failing = [p for p in result.problems if p.severity == "error" or strict]
     code = 2 if result.unreadable else 1 if failing else 0
     units = result.checked.unnormalized_units if result.checked else {}
     if fmt == "json":
         click.echo(json.dumps({
-            "ok": code == 0,
-            "files": result.loaded.files,
-            "records": len(result.loaded.records),
-            "claims": result.claims,
-            "problems": [p.as_dict() for p in result.problems],
+            "ok": code == 0, "files": result.loaded.files, "records": len(result.loaded.records),
+            "claims": result.claims, "problems": [p.as_dict() for p in result.problems],
             "units_not_normalized": dict(units),
         }, indent=2, default=str))
         sys.exit(code)
-    github = under_github_actions()
-    for p in result.problems:
-        click.echo(p.github() if github else str(p))
+    _echo_problems(result.problems)
     if units:
         if verbose:
             listed = ", ".join(f"{u!r}" for u in sorted(units))
@@ -134,20 +137,15 @@ def validate(paths: tuple[str, ...], claims_dir, db_path, fmt: str, strict: bool
             click.echo(f"note: {plural(len(units), 'unit')} kept as written (not in the vocabulary, so not "
                        f"normalized); --verbose lists them", err=True)
     errors = len(result.errors)
-    warnings = len(result.problems) - errors
-    summary = (f"{plural(result.loaded.files, 'file')}, {plural(len(result.loaded.records), 'record')}, "
-               f"{plural(result.claims, 'claim')}: {plural(errors, 'error')}, {plural(warnings, 'warning')}")
-    click.echo(summary, err=True)
+    click.echo(f"{plural(result.loaded.files, 'file')}, {plural(len(result.loaded.records), 'record')}, "
+               f"{plural(result.claims, 'claim')}: {plural(errors, 'error')}, "
+               f"{plural(len(result.problems) - errors, 'warning')}", err=True)
     sys.exit(code)
 
 
 DB_OPTION = click.option(
     "--db", "db_path", default=None, type=click.Path(dir_okay=False),
-    help="The SQLite database to write [default: site/kb.db beside claims/].",
-)
-
-# Exit status of `kb serve` when the port is taken (documented in --help and the README).
-PORT_BUSY = 2
+    help="The SQLite database to write [default: site/kb.db beside claims/].")
 
 
 def _say(message: str) -> None:
@@ -155,23 +153,24 @@ def _say(message: str) -> None:
         click.echo(message, err=True)
 
 
-def _run_build(claims_dir, db_path, today, force: bool = False, quiet_when_current: bool = False):
-    from .store import BuildError, build
+def _counts(counts: dict) -> str:
+    names = [("reports", "report"), ("claims", "claim"), ("sources", "source"), ("patterns", "pattern"),
+             ("omissions", "omission"), ("claim_patterns", "pattern link"), ("claim_topics", "topic link"),
+             ("disclosures", "disclosure"), ("derived_checks", "derived check")]
+    return ", ".join(plural(counts.get(k, 0), label) for k, label in names)
 
-    github = under_github_actions()
+
+def _run_build(claims_dir: Path, db_path: Path, today, force: bool = False) -> None:
     try:
         with progress_bar("Validating") as bar:
-            result = build(claims_dir, db_path, today=clock.today(today), force=force, progress=bar,
-                           on_stage=lambda s: _say(f"{s}..."))
+            result = run_build(claims_dir, db_path, today=clock.today(today), force=force, progress=bar,
+                               on_stage=lambda s: _say(f"{s}..."))
     except BuildError as e:
-        for p in e.problems:
-            click.echo(p.github() if github else str(p), err=True)
-        click.echo(f"kb build: {e}", err=True)
-        sys.exit(1)
+        _echo_problems(e.problems, err=True)
+        raise Failure(str(e))
     if result.skipped:
-        if not quiet_when_current:
-            click.echo(f"{result.db_path} is up to date ({_counts(result.counts)})", err=True)
-        return result
+        click.echo(f"{result.db_path} is up to date ({_counts(result.counts)})", err=True)
+        return
     if result.updated:
         u = result.updated
         names = ", ".join(u[:5]) + (f" and {len(u) - 5} more" if len(u) > 5 else "")
@@ -182,17 +181,8 @@ def _run_build(claims_dir, db_path, today, force: bool = False, quiet_when_curre
                    f"now {_counts(result.counts)}", err=True)
     else:
         click.echo(f"wrote {result.db_path}: {_counts(result.counts)}", err=True)
-    n = result.counts.get("claims", 0)
-    click.echo(f"checked: all {plural(n, 'claim')} of the records are in the database "
+    click.echo(f"checked: all {plural(result.counts.get('claims', 0), 'claim')} of the records are in the database "
                f"(checksum {result.checksum[:16]})", err=True)
-    return result
-
-
-def _counts(counts: dict) -> str:
-    names = [("reports", "report"), ("claims", "claim"), ("sources", "source"), ("patterns", "pattern"),
-             ("omissions", "omission"), ("claim_patterns", "pattern link"), ("claim_topics", "topic link"),
-             ("disclosures", "disclosure"), ("derived_checks", "derived check")]
-    return ", ".join(plural(counts.get(k, 0), label) for k, label in names)
 
 
 @cli.command()
@@ -209,16 +199,11 @@ def build(claims_dir, db_path, force: bool, today) -> None:
 
     Exit status: 0 built or up to date, 1 problems in the records (nothing written), 2 no such folder.
     """
-    where = _kb(claims_dir, "kb build")
-    if not where.claims.is_dir():
-        click.echo(f"kb build: {where.claims}: no such folder", err=True)
-        sys.exit(2)
-    _run_build(where.claims, db_path or where.database, today, force)
+    where = _kb(claims_dir)
+    _run_build(where.claims, Path(db_path) if db_path else where.database, today, force)
 
 
 def _port_free(host: str, port: int) -> bool:
-    import socket
-
     if port == 0:
         return True
     try:
@@ -252,21 +237,34 @@ def serve(claims_dir, port: int, host: str, site_dir, today) -> None:
 
     Exit status: 0 stopped, 1 problems in the records (nothing served), 2 no such folder or the port is busy.
     """
-    where = _kb(claims_dir, "kb serve")
-    if not where.claims.is_dir():
-        click.echo(f"kb serve: {where.claims}: no such folder", err=True)
-        sys.exit(2)
+    where = _kb(claims_dir)
     site = Path(site_dir) if site_dir else where.site
     if not _port_free(host, port):
-        click.echo(f"kb serve: port {port} on {host} is busy (another server?); stop it or pick another with "
-                   f"--port", err=True)
-        sys.exit(PORT_BUSY)
+        raise Failure(f"port {port} on {host} is busy (another server?); stop it or pick another with --port",
+                      PORT_BUSY)
     _run_build(where.claims, site / "kb.db", today)
+    # Datasette takes 150 ms to import: only the command that serves imports it.
     from datasette.cli import cli as datasette_cli
 
     click.echo(f"serving {site}/ on http://{host}:{port}/", err=True)
     datasette_cli.main(["serve", str(site), "--host", host, "--port", str(port)], prog_name="datasette",
                        standalone_mode=True)
+
+
+def _validated(claims_dir, today=None):
+    """The whole knowledge base, validated, for commands that answer from it; exit 2 without a folder, 1 with
+    problems in the records."""
+    where = _kb(claims_dir)
+    result = validate_kb(where.claims, today=clock.today(today))
+    if result.errors:
+        _echo_problems(result.errors, err=True)
+        raise Failure(f"{plural(len(result.errors), 'problem')} in the records; fix them first (kb validate)")
+    return result
+
+
+def _index(claims_dir, max_age=None, today=None) -> Index:
+    today = clock.today(today)
+    return Index(_validated(claims_dir, today), today=today, max_age=max_age)
 
 
 @cli.group()
@@ -278,35 +276,18 @@ def graph() -> None:
     """
 
 
-def _validated(claims_dir, command: str, today=None):
-    """The whole knowledge base, validated, for commands that answer from it; exit 2 without a folder, 1 with
-    problems in the records."""
-    where = _kb(claims_dir, command)
-    if not where.claims.is_dir():
-        click.echo(f"{command}: {where.claims}: no such folder", err=True)
-        sys.exit(2)
-    result = run_validate(claims_dir=where.claims, today=clock.today(today))
-    if result.errors:
-        for p in result.errors:
-            click.echo(str(p), err=True)
-        click.echo(f"{command}: {len(result.errors)} problems in the records; fix them first (kb validate)", err=True)
-        sys.exit(1)
-    return result
-
-
-def _load_graph(claims_dir: str):
+def _load_graph(claims_dir):
+    # networkx takes 200 ms to import: only the graph's questions import it (kb.graph imports it lazily too).
     from .graph import build_graph
 
-    return build_graph(_validated(claims_dir, "kb graph"))
+    return build_graph(_validated(claims_dir))
 
 
 def _unknown(kind: str, key: str, choices) -> None:
     from rapidfuzz import process
 
     best = process.extractOne(key, list(choices), score_cutoff=60)
-    hint = f"; did you mean {best[0]!r}?" if best else ""
-    click.echo(f"kb graph: no {kind} {key!r}{hint}", err=True)
-    sys.exit(1)
+    raise Failure(f"no {kind} {key!r}" + (f"; did you mean {best[0]!r}?" if best else ""))
 
 
 @graph.command()
@@ -319,16 +300,15 @@ def evidence(pattern, claims_dir, fmt):
     from .graph import pattern_evidence, patterns
 
     g = _load_graph(claims_dir)
-    ids = [pattern] if pattern else patterns(g)
     if pattern and pattern not in patterns(g):
         _unknown("pattern", pattern, patterns(g))
-    found = [pattern_evidence(g, p) for p in ids]
+    found = [pattern_evidence(g, p) for p in ([pattern] if pattern else patterns(g))]
     if fmt == "json":
         click.echo(json.dumps([e.as_dict() for e in found], indent=2))
         return
     for e in found:
         click.echo(f"{e.pattern}: {e.title}: strength {e.strength} "
-                   f"(report{'s' * (e.strength != 1)}: {', '.join(e.reports) or 'none'})")
+                   f"({'report' if e.strength == 1 else 'reports'}: {', '.join(e.reports) or 'none'})")
         for c in e.claims:
             click.echo(f"  {c}: {g.nodes['claim:' + c]['label']}")
 
@@ -431,16 +411,7 @@ def export_graph(claims_dir, fmt, output):
         click.echo(text)
 
 
-def _index(claims_dir, command: str, max_age: int = 365, today=None):
-    from .cite import Index
-
-    today = clock.today(today)
-    return Index(_validated(claims_dir, command, today), today=today, max_age=max_age)
-
-
-def _search_output(idx, text: str, fmt: str) -> None:
-    from .cite import figure
-
+def _search_output(idx: Index, text: str, fmt: str) -> None:
     found = idx.search(text)
     if fmt == "json":
         click.echo(json.dumps([{"ref": ref, "score": score, "figure": figure(idx.claims[ref].claim),
@@ -448,8 +419,7 @@ def _search_output(idx, text: str, fmt: str) -> None:
                                 "status": idx.claims[ref].claim.status} for ref, score in found], indent=2))
         return
     if not found:
-        click.echo(f"no claim matches {text!r}", err=True)
-        sys.exit(1)
+        raise Failure(f"no claim matches {text!r}")
     for ref, score in found:
         c = idx.claims[ref].claim
         click.echo(f"{ref}  [{c.status}] {figure(c) or '-'}: {c.statement}  ({score:.0f})")
@@ -462,8 +432,7 @@ def _search_output(idx, text: str, fmt: str) -> None:
               show_default=True, help="How to write the citation.")
 @click.option("--search", "search_text", metavar="TEXT", help="Find claims by fuzzy match instead of citing one.")
 @click.option("--allow", is_flag=True, help="Cite even a contradicted, unverified or stale claim.")
-@click.option("--max-age", default=365, show_default=True, type=click.IntRange(0),
-              help="A check older than this many days is stale.")
+@MAX_AGE_OPTION
 @TODAY_OPTION
 def cite(ref, claims_dir, fmt, search_text, allow, max_age, today):
     """Cite a checked figure: REF is report/claim, e.g. llama-3-405b/unexpected-interruptions.
@@ -474,24 +443,18 @@ def cite(ref, claims_dir, fmt, search_text, allow, max_age, today):
 
     Exit status: 0 cited, 1 refused or unknown, 2 bad input.
     """
-    from .cite import render_citation
-
-    idx = _index(claims_dir, "kb cite", max_age, today)
+    idx = _index(claims_dir, max_age, today)
     if search_text is not None:
         _search_output(idx, search_text, "json" if fmt == "json" else "text")
         return
     if not ref:
-        click.echo("kb cite: give REF (report/claim) or --search TEXT", err=True)
-        sys.exit(2)
+        raise click.UsageError("give REF (report/claim) or --search TEXT")
     if idx.get(ref) is None:
         hint = idx.suggest(ref)
-        click.echo(f"kb cite: no claim {ref!r}" + (f"; did you mean {hint!r}?" if hint else
-                                                  "; try kb cite --search TEXT"), err=True)
-        sys.exit(1)
+        raise Failure(f"no claim {ref!r}" + (f"; did you mean {hint!r}?" if hint else "; try kb cite --search TEXT"))
     ok, why = idx.citable(ref)
     if not ok and not allow:
-        click.echo(f"kb cite: {ref} cannot be cited: {why} (use --allow to cite it anyway)", err=True)
-        sys.exit(1)
+        raise Failure(f"{ref} cannot be cited: {why} (use --allow to cite it anyway)")
     click.echo(render_citation(idx, ref, fmt))
 
 
@@ -504,15 +467,14 @@ def search(text, claims_dir, fmt):
 
     Exit status: 0 found, 1 nothing matched.
     """
-    _search_output(_index(claims_dir, "kb search"), text, fmt)
+    _search_output(_index(claims_dir), text, fmt)
 
 
 @cli.command()
 @click.argument("docs", nargs=-1, required=True, type=click.Path())
 @CLAIMS_OPTION
 @FORMAT_TEXT_JSON
-@click.option("--max-age", default=365, show_default=True, type=click.IntRange(0),
-              help="A cited check older than this many days is a problem.")
+@MAX_AGE_OPTION
 @TODAY_OPTION
 def check(docs, claims_dir, fmt, max_age, today):
     """Check the figures a planning document cites with [text](kb:report/claim) links.
@@ -520,14 +482,11 @@ def check(docs, claims_dir, fmt, max_age, today):
     Every kb: link must resolve; the number in the link text must match the knowledge base (unit-aware and
     tolerant of how people write numbers: 2.788M, 2,788K, 2.8 million; 43 min against 0.72 h); the claim must
     be citable (not contradicted, not unverified, checked within --max-age days). Problems print as
-    file:line:col: message, as GitHub annotations under Actions.
+    file:line:col: CODE: message, as GitHub annotations under Actions.
 
     Exit status: 0 every link checks out, 1 problems found, 2 a document cannot be read.
     """
-    from .cite import as_json_problems, check_document
-    from .units import index as unit_index
-
-    idx = _index(claims_dir, "kb check", max_age, today)
+    idx = _index(claims_dir, max_age, today)
     units = unit_index(idx.validation.vocabulary)
     problems, unreadable = [], False
     for doc in docs:
@@ -541,11 +500,8 @@ def check(docs, claims_dir, fmt, max_age, today):
     if fmt == "json":
         click.echo(as_json_problems(problems))
     else:
-        github = under_github_actions()
-        for p in problems:
-            click.echo(p.github() if github else str(p))
-        n = len(problems)
-        click.echo(f"{len(docs)} document{'s' * (len(docs) != 1)}: {n} problem{'s' * (n != 1)}", err=True)
+        _echo_problems(problems)
+        click.echo(f"{plural(len(docs), 'document')}: {plural(len(problems), 'problem')}", err=True)
     sys.exit(2 if unreadable else 1 if problems else 0)
 
 
@@ -560,14 +516,11 @@ def render(doc, claims_dir, output, today):
 
     Exit status: 0 written, 1 problems in the records, 2 bad input.
     """
-    from .cite import render_document
-
-    idx = _index(claims_dir, "kb render", today=today)
+    idx = _index(claims_dir, today=today)
     try:
         text = Path(doc).read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
-        click.echo(f"{doc}: cannot read: {e}", err=True)
-        sys.exit(2)
+        raise Failure(f"{doc}: cannot read: {e}", 2)
     out = render_document(text, idx)
     if output:
         Path(output).write_text(out, encoding="utf-8")
@@ -589,10 +542,7 @@ def fmt(paths, claims_dir, check_only):
     Exit status: 0 formatted (or, with --check, nothing to change), 1 a file would change (--check) or is
     not valid YAML, 2 a path cannot be read.
     """
-    from .fmt import format_text
-    from .load import YamlError, load_vocabulary, record_files, vocabulary_path
-
-    where = locate.find(claims_dir) if (claims_dir or paths) else _kb(claims_dir, "kb fmt")
+    where = locate.find(claims_dir) if paths else _kb(claims_dir)
     try:
         order = load_vocabulary(vocabulary_path(where.claims if where else None)).omission_ids
     except Exception:  # a broken vocabulary is kb validate's to report; keep the written order
@@ -609,8 +559,8 @@ def fmt(paths, claims_dir, check_only):
         try:
             new = format_text(text, order)
         except YamlError as e:
-            where = f":{e.line}:{e.col}" if e.line else ""
-            click.echo(f"{f}{where}: {e.message}", err=True)
+            where_ = f":{e.line}:{e.col}" if e.line else ""
+            click.echo(f"{f}{where_}: {e.code}: {e.message}", err=True)
             failed = True
             continue
         if new != text:
@@ -639,18 +589,14 @@ def new_record(report_id, claims_dir, title, organization, url):
 
     Exit status: 0 written, 1 the id exists or is not a valid id, or the URL is not http(s).
     """
-    from .template import TemplateError, new_record_text
-
-    where = _kb(claims_dir, "kb new")
+    where = _kb(claims_dir, must_exist=False)
     target = where.claims / f"{report_id}.yaml"
     if target.exists() or target.with_suffix(".yml").exists():
-        click.echo(f"kb new: {target} exists already; choose another id", err=True)
-        sys.exit(1)
+        raise Failure(f"{target} exists already; choose another id")
     try:
         text = new_record_text(report_id, where.claims, title, organization, url)
     except TemplateError as e:
-        click.echo(f"kb new: {e}", err=True)
-        sys.exit(1)
+        raise Failure(str(e))
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
     click.echo(f"wrote {target}: replace every <placeholder>, then kb validate --strict {target}", err=True)
@@ -661,8 +607,6 @@ def new_record(report_id, claims_dir, title, organization, url):
 def schema(output):
     """The JSON Schema of record format v1, generated from the models (committed as
     schema/record-v1.schema.json for editors)."""
-    from .model import record_json_schema
-
     text = json.dumps(record_json_schema(), indent=2) + "\n"
     if output:
         Path(output).write_text(text)
@@ -691,25 +635,12 @@ def checkpoint(gpus, save_minutes, basis, claims_dir, fmt, today):
 
     Exit status: 0 planned, 1 the basis is unknown, not citable or not a per-GPU-day rate.
     """
-    from .cite import render_citation
-    from .plan import checkpoint_plan
-    from .units import index as unit_index
-
-    idx = _index(claims_dir, "kb plan", today=today)
-    cited = idx.get(basis)
-    if cited is None:
-        click.echo(f"kb plan: no claim {basis!r}", err=True)
-        sys.exit(1)
-    norm = unit_index(idx.validation.vocabulary).normalize(cited.claim.unit)
-    if norm is None or norm.base != "failures per GPU-day" or cited.claim.is_range:
-        click.echo(f"kb plan: {basis} is {cited.claim.unit!r}, not a failure rate per GPU-day", err=True)
-        sys.exit(1)
-    ok, why = idx.citable(basis)
-    if not ok:
-        click.echo(f"kb plan: {basis} cannot be cited: {why}", err=True)
-        sys.exit(1)
-    rate = cited.computed if cited.computed is not None else float(cited.claim.value)
-    p = checkpoint_plan(gpus, save_minutes, rate * norm.factor, basis)
+    idx = _index(claims_dir, today=today)
+    try:
+        rate = failure_rate(idx, basis)
+    except PlanError as e:
+        raise Failure(str(e))
+    p = checkpoint_plan(gpus, save_minutes, rate, basis)
     if fmt == "json":
         click.echo(json.dumps({**p.as_dict(), "citation": render_citation(idx, basis, "text")}, indent=2))
         return

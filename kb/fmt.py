@@ -16,7 +16,7 @@ from typing import Optional
 
 import yaml
 
-from .load import YamlError, _NodeLoader
+from .yaml12 import compose
 from .model import Claim, Disclosure, Report, Source
 
 MODELINE = "# yaml-language-server: $schema=../schema/record-v1.schema.json"
@@ -149,12 +149,7 @@ def format_text(text: str, omission_order: Optional[list[str]] = None) -> str:
     """A record's text in canonical order and style. Raises YamlError when the text is not valid YAML."""
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     text = "\n".join(line.rstrip() for line in text.split("\n"))
-    try:
-        node = yaml.compose(text, Loader=_NodeLoader)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise YamlError(str(getattr(e, "problem", e) or e), mark.line + 1 if mark else None,
-                        mark.column + 1 if mark else None)
+    node = compose(text)
     if node is not None:
         text = _Formatter(text, omission_order or []).render(node, 0, len(text), ())
     text = re.sub(r"\n{3,}", "\n\n", text).strip("\n") + "\n"

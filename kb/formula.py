@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Union
 
+from .model import ID
+
 FUNCTIONS: dict[str, Callable[..., float]] = {
     "sqrt": math.sqrt,
     "min": min,
@@ -27,7 +29,7 @@ FUNCTIONS: dict[str, Callable[..., float]] = {
 _ARITY = {"sqrt": (1, 1), "abs": (1, 1), "min": (2, 16), "max": (2, 16)}
 MAX_DEPTH = 40
 
-_ID = r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*"
+_ID = ID
 _TOKEN = re.compile(
     rf"\s*(?:(?P<num>(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)|(?P<ref>{_ID}(?:/{_ID})?)|(?P<op>\*\*|[-+*/(),]))"
 )

@@ -24,11 +24,13 @@ from pydantic import (
     model_validator,
 )
 
+from . import codes
 from .problems import shown
 
 # A record id or claim id: lowercase words joined by hyphens, starting with a letter (so that a formula can
 # tell an id from a number).
-SLUG = r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$"
+ID = r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*"
+SLUG = rf"^{ID}$"
 Slug = Annotated[str, Field(pattern=SLUG, max_length=100)]
 
 Status = Literal["confirmed", "secondary", "unverified", "contradicted", "derived"]
@@ -44,8 +46,24 @@ _SUFFIXED = re.compile(r"^([+-]?(?:\d+(?:\.\d*)?|\.\d+))([KMBT])$")
 Number = Union[int, float]
 
 
+def precision(text: str) -> float:
+    """Half a unit of the last digit of a figure as written ("2.788M" → 500.0): how far a reader may round it."""
+    s = text.strip()
+    m = _SUFFIXED.match(s)
+    digits, scale = (m.group(1), float(SUFFIXES[m.group(2)])) if m else (s, 1.0)
+    if not _NUMBER.match(digits):
+        return 0.0
+    mantissa, _, exponent = digits.lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    return 0.5 * 10.0 ** (int(exponent or 0) - decimals) * scale
+
+
 class FigureError(ValueError):
-    pass
+    code = codes.NOT_A_FIGURE
+
+
+class UrlError(ValueError):
+    code = codes.BAD_URL
 
 
 def parse_number(text: Any) -> Number:
@@ -139,7 +157,7 @@ def _http_url(v: str) -> str:
     if not re.match(r"^https?://[^\s/$.?#][^\s]*$", v, re.IGNORECASE):
         scheme = v.split(":", 1)[0] if ":" in v else ""
         why = f"the {scheme}: scheme is not allowed" if scheme else "not an absolute URL"
-        raise ValueError(f"URL must be http or https ({why}): {shown(v)}")
+        raise UrlError(f"URL must be http or https ({why}): {shown(v)}")
     return v
 
 
@@ -173,9 +191,9 @@ class Source(Strict):
     @model_validator(mode="after")
     def _url_or_path(self) -> "Source":
         if not self.url and not self.path:
-            raise ValueError("a source needs a url (or, for a file kept in this repository, a path)")
+            raise UrlError("a source needs a url (or, for a file kept in this repository, a path)")
         if self.path and (self.path.startswith("/") or ".." in self.path.split("/")):
-            raise ValueError(f"path must stay inside the repository: {shown(self.path)}")
+            raise UrlError(f"path must stay inside the repository: {shown(self.path)}")
         return self
 
 
@@ -330,6 +348,9 @@ class Chart(Strict):
 
 class Vocabulary(Strict):
     version: Literal["1", 1]
+    # A check older than this many days is stale: the figure may no longer be cited. The one setting of it: kb
+    # cite and check, the build's citable column, the auditor and the site's queries all read it from here.
+    stale_after_days: Annotated[int, Field(ge=0)]
     patterns: list[Pattern] = Field(min_length=1)
     omissions: list[Omission] = Field(min_length=1)
     units: list[Unit] = Field(default_factory=list)

@@ -1,9 +1,14 @@
-"""The pipeline's first half in one call: files → records → checks. Commands and the auditor start here."""
+"""The pipeline's first half in one call: files → records → checks. Commands and the auditor start here.
+
+Two calls, two meanings: `validate_kb` checks a whole knowledge base; `validate_files` checks some record files
+against the rest of a knowledge base (the context: what a formula may refer to, what a new report may
+duplicate), taken from the last built database where it can be.
+"""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Any, Iterable, Optional, Union
@@ -14,15 +19,17 @@ from .model import Vocabulary
 from .problems import Problem
 from .snapshot import Snapshot, SnapshotContext, open_snapshot
 
+
 @dataclass
 class Validation:
-    """What `kb validate` reports: the loaded records, the checks' findings, every problem."""
+    """What `kb validate` reports: the loaded records, the checks' findings, every problem. `checked` and
+    `vocabulary` are None only when the vocabulary itself could not be read (its problems are the problems)."""
 
     loaded: LoadResult
     checked: Optional[Checked]
     vocabulary: Optional[Vocabulary]
     problems: list[Problem]
-    context: Optional[Context] = None  # the rest of the knowledge base, when only some records were validated
+    context: Context = field(default_factory=RecordsContext)  # the rest of the knowledge base, for some files
     claims_dir: Optional[Path] = None
 
     @property
@@ -36,40 +43,59 @@ class Validation:
     @property
     def context_records(self) -> list:
         """The records of the rest of the knowledge base that were read (those a formula refers to, at least)."""
-        return self.context.read() if self.context is not None else []
+        return self.context.read()
 
     @property
     def claims(self) -> int:
         return sum(len(r.report.claims) for r in self.loaded.records)
 
 
-def validate(
-    paths: Iterable[Union[str, Path]] = (),
-    claims_dir: Union[str, Path, None] = "claims",
+def _vocabulary(claims_dir: Optional[Path]) -> Union[Vocabulary, Validation]:
+    try:
+        return load_vocabulary(vocabulary_path(claims_dir))
+    except VocabularyError as e:
+        return Validation(LoadResult(), None, None, e.problems, claims_dir=claims_dir)
+
+
+def _checked(loaded: LoadResult, vocabulary: Vocabulary, today: Optional[date], context: Context,
+             claims_dir: Optional[Path]) -> Validation:
+    # salvaged records (values that are not valid, replaced by stand-ins) are checked for their other problems
+    checked = check(loaded.records + loaded.salvaged, vocabulary, today=today, context=context)
+    problems = sorted(loaded.problems + checked.problems, key=lambda p: (p.path, p.line or 0, p.col or 0))
+    return Validation(loaded, checked, vocabulary, problems, context, claims_dir)
+
+
+def validate_kb(claims_dir: Union[str, Path], today: Optional[date] = None, progress: Any = None) -> Validation:
+    """Validate every record of a knowledge base."""
+    folder = Path(claims_dir)
+    vocabulary = _vocabulary(folder)
+    if isinstance(vocabulary, Validation):
+        return vocabulary
+    return _checked(load_paths([folder], progress=progress), vocabulary, today, RecordsContext(), folder)
+
+
+def validate_files(
+    paths: Iterable[Union[str, Path]],
+    claims_dir: Union[str, Path, None],
     today: Optional[date] = None,
     progress: Any = None,
     db: Union[str, Path, Snapshot, None] = None,
 ) -> Validation:
-    """Validate record files (default: the whole claims folder).
-
-    Records of the claims folder that are not among `paths` still serve as context, so a new record's formula
-    may refer to claims of reports already in the knowledge base. With `db`, a database built from the claims
-    folder, the context comes from it for the files that have not changed since (kb.snapshot), and only the
-    files a formula refers to are read. With claims_dir None (no knowledge base), `paths` are validated alone
-    against the packaged vocabulary."""
-    given = bool(paths)
+    """Validate record files (or folders of them) against the rest of the knowledge base at claims_dir: its
+    records serve as context, so a new record's formula may refer to their claims and a new report is compared
+    with them. With `db`, a database built from claims_dir, the context comes from it for the files unchanged
+    since it was built (kb.snapshot), and only the files a formula refers to are read. With claims_dir None (no
+    knowledge base), the files are validated alone against the packaged vocabulary."""
     folder = Path(claims_dir) if claims_dir is not None else None
-    paths = [Path(p) for p in paths] or ([folder] if folder is not None else [])
-    try:
-        vocabulary = load_vocabulary(vocabulary_path(folder))
-    except VocabularyError as e:
-        return Validation(LoadResult(), None, None, e.problems, claims_dir=folder)
-    loaded = load_paths(paths, progress=progress)
+    vocabulary = _vocabulary(folder)
+    if isinstance(vocabulary, Validation):
+        return vocabulary
+    loaded = load_paths([Path(p) for p in paths], progress=progress)
     context: Context = RecordsContext()
     # realpath, not Path.resolve: a loop of symbolic links is a problem reported for its file, not a crash
     own = {os.path.realpath(r.path) for r in loaded.records + loaded.salvaged}
     snapshot = None
-    if given and folder is not None:
+    if folder is not None:
         snapshot = db if isinstance(db, Snapshot) else open_snapshot(folder, db)
     if snapshot is not None:
         context = SnapshotContext(snapshot, own)
@@ -77,7 +103,4 @@ def validate(
         others = [f for f in record_files(folder) if os.path.realpath(f) not in own]
         if others:
             context = RecordsContext(load_paths(others).records)
-    # salvaged records (values that are not valid, replaced by stand-ins) are checked for their other problems
-    checked = check(loaded.records + loaded.salvaged, vocabulary, today=today, context=context)
-    problems = sorted(loaded.problems + checked.problems, key=lambda p: (p.path, p.line or 0, p.col or 0))
-    return Validation(loaded, checked, vocabulary, problems, context, folder)
+    return _checked(loaded, vocabulary, today, context, folder)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
+from .units import index as unit_index
+
 
 def mtbf_hours(interruptions: float, days: float) -> float:
     """Mean time between failures from a count over a period: 419 in 54 days is 3.09 hours."""
@@ -63,3 +65,23 @@ def checkpoint_plan(gpus: int, save_minutes: float, rate_per_gpu_day: float, bas
         mtbf_hours=mtbf_min / 60, young_minutes=young, daly_minutes=daly_interval(save_minutes, mtbf_min),
         expected_loss_percent=100 * expected_loss(young, save_minutes, mtbf_min), basis=basis,
     )
+
+
+class PlanError(ValueError):
+    pass
+
+
+def failure_rate(idx, ref: str) -> float:
+    """The failures per GPU-day a cited claim gives, or PlanError when the claim is unknown, not such a rate, or
+    may not be cited (the same rule as kb cite)."""
+    cited = idx.get(ref)
+    if cited is None:
+        raise PlanError(f"no claim {ref!r}")
+    norm = unit_index(idx.validation.vocabulary).normalize(cited.claim.unit)
+    if norm is None or norm.base != "failures per GPU-day" or cited.claim.is_range:
+        raise PlanError(f"{ref} is {cited.claim.unit!r}, not a failure rate per GPU-day")
+    ok, why = idx.citable(ref)
+    if not ok:
+        raise PlanError(f"{ref} cannot be cited: {why}")
+    rate = cited.computed if cited.computed is not None else float(cited.claim.value)
+    return rate * norm.factor

@@ -1,10 +1,12 @@
-"""A problem found in a file: where, what, and how bad. Every stage of the pipeline reports these."""
+"""A problem found in a file: where, which (its code, see kb.codes), what, and how bad. Every stage reports these."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import asdict, dataclass
 from typing import Optional
+
+from . import codes
 
 
 SHOWN_CHARS = 80  # how much of a value a message quotes
@@ -22,18 +24,24 @@ def shown(value) -> str:
 @dataclass(frozen=True)
 class Problem:
     path: str
+    code: str  # KB101, ... (kb.codes): what kind of problem, for programs; the message is for people
     message: str
     line: Optional[int] = None  # 1-based
     col: Optional[int] = None  # 1-based
     field: Optional[str] = None  # dotted path in the record, e.g. claims.3.value
     severity: str = "error"  # error | warning
-    # error: the file cannot be read at all (missing, not UTF-8); validate exits 2 rather than 1.
-    unreadable: bool = False
 
     def __post_init__(self) -> None:
+        if self.code not in codes.CODES:
+            raise ValueError(f"unknown problem code {self.code!r}")
         if len(self.message) > MAX_MESSAGE:  # a safety net: messages quote values through shown()
             half = MAX_MESSAGE // 2
             object.__setattr__(self, "message", f"{self.message[:half]} … {self.message[-half:]}")
+
+    @property
+    def unreadable(self) -> bool:
+        """The file cannot be read at all (missing, not UTF-8): commands exit 2 rather than 1."""
+        return codes.unreadable(self.code)
 
     def location(self) -> str:
         loc = self.path
@@ -44,9 +52,9 @@ class Problem:
         return loc
 
     def __str__(self) -> str:
-        kind = "" if self.severity == "error" else f"{self.severity}: "
+        kind = "" if self.severity == "error" else f"{self.severity} "
         field = f" ({self.field})" if self.field else ""
-        return f"{self.location()}: {kind}{self.message}{field}"
+        return f"{self.location()}: {kind}{self.code}: {self.message}{field}"
 
     def github(self) -> str:
         """A GitHub Actions workflow command, so the problem shows on the changed line of a pull request."""
@@ -55,13 +63,12 @@ class Problem:
             props.append(f"line={self.line}")
         if self.col is not None:
             props.append(f"col={self.col}")
+        props.append(f"title={self.code}")
         field = f" ({self.field})" if self.field else ""
         return f"::{self.severity} {','.join(props)}::{_escape_data(self.message + field)}"
 
     def as_dict(self) -> dict:
-        d = asdict(self)
-        d.pop("unreadable")
-        return d
+        return asdict(self)
 
 
 def _escape_data(s: str) -> str:

@@ -4,27 +4,26 @@ One-record commands (`kb validate FILE`, `audit FILE`) and the incremental build
 the knowledge base (report ids and titles, the records a formula refers to, the auditor's verdicts) without
 reading a thousand files. A build stores the sha256 of every record file it read (table `_files`); a file whose
 bytes are unchanged is taken from the database, the others are read. A database built from another vocabulary
-or another version of the code is not used (its `base` fingerprint differs), nor is one that cannot be read.
+or another version of the code (or of a verdict provider) is not used: its base fingerprint differs.
 
-This module reads SQLite but sits beside `load`, not after `store`: it only answers "what did the last build
-see", so the pipeline keeps one direction.
+This module reads the database (through kb.db.read) but sits beside `load`, not after `store`: it only answers
+"what did the last build see", so the pipeline keeps one direction.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import json
 import sqlite3
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date
 from functools import cached_property
 from pathlib import Path
 from typing import Iterable, Optional, Union
 
-from .load import Loaded, load_file, record_files, vocabulary_path
-
-SCHEMA_VERSION = "2"  # 2: the _files table and per-report checksums
+from .db import read
+from .duplicates import Summary
+from .load import Loaded, load_file, record_files
 
 
 def file_digest(path: Path) -> Optional[str]:
@@ -35,48 +34,8 @@ def file_digest(path: Path) -> Optional[str]:
         return None
 
 
-def base_fingerprint(claims_dir: Union[str, Path]) -> str:
-    """A hash of what every row of a build depends on besides the record files: the vocabulary, the code, the
-    schema. Two builds with the same base differ only in the rows of the records that differ."""
-    from . import __version__
-
-    h = hashlib.sha256(f"{SCHEMA_VERSION}\0{__version__}\0".encode())
-    for p in sorted(Path(__file__).resolve().parent.glob("*.py")):
-        h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
-    try:
-        h.update(vocabulary_path(claims_dir).read_bytes())
-    except OSError as e:
-        h.update(f"unreadable: {e}".encode())
-    return h.hexdigest()
-
-
 def relative_name(path: Path, claims_dir: Path) -> str:
     return path.relative_to(claims_dir).as_posix() if path.is_relative_to(claims_dir) else path.name
-
-
-@dataclass
-class Summary:
-    """What the near-duplicate check needs to know of a report."""
-
-    id: str
-    title: str
-    organization: str
-    models: list[str]
-    path: str
-    loaded: Optional[Loaded] = None  # the record, when it was read from its file
-
-    @classmethod
-    def of(cls, rec: Loaded) -> "Summary":
-        r = rec.report
-        return cls(r.id, r.title, r.organization, list(r.models), rec.path, rec)
-
-    def title_line(self) -> Optional[int]:
-        if self.loaded is None:
-            found = load_file(self.path).records
-            if not found:
-                return None
-            self.loaded = found[0]
-        return self.loaded.where("title")[0]
 
 
 @dataclass
@@ -107,16 +66,6 @@ class Snapshot:
         """Relative path → report id of the files the last build read that are gone."""
         return {rel: report for rel, (_, report) in self.built.items() if rel not in self.now}
 
-    def connect(self) -> sqlite3.Connection:
-        return sqlite3.connect(f"file:{self.db_path.resolve()}?mode=ro", uri=True)
-
-    def rows(self, sql: str, params: Iterable = ()) -> list[tuple]:
-        conn = self.connect()
-        try:
-            return conn.execute(sql, tuple(params)).fetchall()
-        finally:
-            conn.close()
-
     def read(self, rel: str) -> Optional[Loaded]:
         """The record of a file, read once; None when it does not validate."""
         if rel not in self._loaded:
@@ -132,18 +81,17 @@ class Snapshot:
         paths): from the database where the file is unchanged, from the file otherwise."""
         by_report = self._by_report
         out = []
-        for id_, title, organization, models in self.rows(
-                "select id, title, organization, models from reports"):
-            rel = by_report.get(id_)
+        for s in read.summaries(self.db_path):
+            rel = by_report.get(s.id)
             if rel is not None and os.path.realpath(self.now[rel][0]) not in exclude:
-                out.append(Summary(id_, title, organization, json.loads(models or "[]"),
-                                   str(self.now[rel][0])))
+                s.path = str(self.now[rel][0])
+                out.append(s)
         for p in self.changed:
             if os.path.realpath(p) in exclude:
                 continue
             rec = self.read(relative_name(p, self.claims_dir))
             if rec is not None:
-                out.append(Summary.of(rec))
+                out.append(rec.summary())
         return out
 
     def record(self, report_id: str, exclude: set[str] = frozenset()) -> Optional[Loaded]:
@@ -161,37 +109,19 @@ class Snapshot:
 
     def users(self, report_ids: Iterable[str]) -> dict[str, set[str]]:
         """Claim reference of the given reports → the other reports whose formulas use it (as last built)."""
-        ids = sorted(set(report_ids))
-        if not ids:
-            return {}
-        # a LIKE per report narrows the rows to parse (an _ in an id matching any character only lets more
-        # through); the JSON check below is the exact one
-        where = " or ".join(["inputs like ?"] * len(ids))
-        uses: dict[str, set[str]] = {}
-        wanted = set(ids)
-        for report, inputs in self.rows(f"select report, inputs from derived_checks where {where}",
-                                        [f'%"{i}/%' for i in ids]):
-            for ref in json.loads(inputs):
-                owner = ref.rpartition("/")[0]
-                if owner in wanted and owner != report:
-                    uses.setdefault(ref, set()).add(report)
-        return uses
+        return read.formula_users(self.db_path, report_ids)
 
     def stored_claims(self, refs: Iterable[str]) -> dict[str, tuple]:
         """What a formula elsewhere sees of each claim, as the last build stored it (see `kb.store`)."""
-        return {ref: tuple(rest) for ref, *rest in self.rows(
-            "select ref, value_text, low, high, status, formula, citable from claims "
-            "where ref in (select value from json_each(?))", (json.dumps(sorted(refs)),))}
+        return read.formulas_see(self.db_path, refs)
 
     def gone_stale(self, since: date, today: date, max_age: int) -> set[str]:
-        """The reports with a confirmed or secondary claim that was citable on `since` and is stale `today`
-        (checked before today - max_age, on or after since - max_age)."""
-        if today <= since:
-            return set()
-        return {r for (r,) in self.rows(
-            "select distinct report from claims where status in ('confirmed', 'secondary') and verified >= ? "
-            "and verified < ?", ((since - timedelta(days=max_age)).isoformat(),
-                                 (today - timedelta(days=max_age)).isoformat()))}
+        """The reports with a check that was citable on `since` and is stale `today`."""
+        return read.gone_stale(self.db_path, since, today, max_age)
+
+    def verdicts(self, provider: str) -> dict[str, dict[str, str]]:
+        """The verdicts the last build stored from a provider (declared judgements first)."""
+        return read.verdicts(self.db_path, provider)
 
     @cached_property
     def _by_report(self) -> dict[str, str]:
@@ -210,7 +140,7 @@ RACY_NS = 2_000_000_000
 
 def trusted_stamp(stamp: Optional[tuple[int, int]], now_ns: int) -> Optional[str]:
     """The (size, mtime_ns) stamp a build records for a file it read, or None when it is too recent to trust.
-    `now_ns` is the file system's clock (as git does, the mtime of the file being written: the process's clock
+    `now_ns` is the file system's clock (as git does, the mtime of a file being written: the process's clock
     may be another, as under faketime)."""
     if stamp is None or now_ns - stamp[1] < RACY_NS:
         return None
@@ -240,37 +170,20 @@ def current_files(claims_dir: Union[str, Path], known: Optional[dict[str, tuple[
     return out
 
 
-def recorded_files(db_path: Union[str, Path]) -> dict[str, tuple[str, Optional[str]]]:
-    """Relative path → (sha256, stamp) of the record files the database at db_path was built from ({} when
-    it cannot tell)."""
-    try:
-        conn = sqlite3.connect(f"file:{Path(db_path).resolve()}?mode=ro", uri=True)
-        try:
-            return {rel: (digest, stamp) for rel, digest, stamp in
-                    conn.execute("select path, sha256, stamp from _files")}
-        finally:
-            conn.close()
-    except sqlite3.Error:
-        return {}
-
-
 def open_snapshot(claims_dir: Union[str, Path], db_path: Union[str, Path, None],
                   files: Optional[dict[str, tuple[Path, Optional[str]]]] = None) -> Optional[Snapshot]:
     """The database at db_path as an index of claims_dir, or None when it cannot serve as one (missing,
     unreadable, built before the _files table, or from another vocabulary or code)."""
+    from .fingerprint import base_fingerprint  # the fingerprint imports the providers' versions: only when needed
+
     if db_path is None:
         return None
     claims_dir, db_path = Path(claims_dir), Path(db_path)
     if not db_path.is_file() or not claims_dir.is_dir():
         return None
     try:
-        conn = sqlite3.connect(f"file:{db_path.resolve()}?mode=ro", uri=True)
-        try:
-            meta = dict(conn.execute("select key, value from _meta").fetchall())
-            built = {rel: (digest, report, stamp) for rel, digest, report, stamp in
-                     conn.execute("select path, sha256, report, stamp from _files")}
-        finally:
-            conn.close()
+        meta = read.meta(db_path)
+        built = read.files(db_path)
     except sqlite3.Error:
         return None
     if meta.get("base") != base_fingerprint(claims_dir) or meta.get("claims_dir") != str(claims_dir.resolve()):

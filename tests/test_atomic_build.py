@@ -72,7 +72,7 @@ def _build(claims: Path, db: Path) -> subprocess.Popen:
 def test_a_killed_build_leaves_the_last_good_database(corpus):
     """Each kill leaves the database as it was, byte for byte; or, when the kill lands after the rename, the
     complete new database (its stored checksum matches its claims)."""
-    from kb.store import database_checksum, read_meta
+    from kb.db.read import database_checksum, meta as read_meta
 
     folder, c = corpus
     claims, db = c.folder, folder / "site" / "kb.db"
@@ -195,7 +195,7 @@ def test_a_killed_update_leaves_the_last_good_database(corpus):
     the database, which is thrown away; the last good database stays as it was, or is the whole update."""
     import re
 
-    from kb.store import database_checksum, read_meta
+    from kb.db.read import database_checksum, meta as read_meta
 
     folder, c = corpus
     claims, db = c.folder, folder / "site" / "kb.db"

@@ -15,7 +15,7 @@ import yaml
 
 from auditor.audit import Audit, audit_paths
 from conftest import CLAIMS
-from kb.pipeline import validate
+from kb.pipeline import validate_files, validate_kb
 
 SET = Path(__file__).parent / "audit_labelled"
 EXACT_BAR = 0.70
@@ -41,8 +41,8 @@ def test_the_set_has_ten_records_and_ten_texts_of_reports_not_in_the_knowledge_b
 
 
 def test_the_labelled_records_are_valid_records():
-    result = validate([SET / "records"], claims_dir=CLAIMS)
-    assert [str(p) for p in result.problems] == []
+    result = validate_files([SET / "records"], CLAIMS)
+    assert [str(p) for p in result.errors] == []
     assert len(result.loaded.records) >= 10
 
 

@@ -10,7 +10,8 @@ import pytest
 import sqlite_utils
 
 from conftest import GOOD, replace
-from kb.store import build, BuildError, read_meta
+from kb.db.read import meta as read_meta
+from kb.store import build, BuildError
 from sitekb import CLAIMS, make_site
 
 
@@ -31,7 +32,7 @@ def test_build_writes_every_table_and_reports_what_it_wrote(tmp_path, kb):
     db = sqlite_utils.Database(site / "kb.db")
     assert set(db.table_names()) >= {"reports", "sources", "claims", "patterns", "omissions", "claim_patterns",
                                      "claim_topics", "disclosures", "derived_checks", "_meta"}
-    assert set(db.view_names()) == {"omission_matrix", "pattern_support"}
+    assert set(db.view_names()) == {"omission_matrix", "pattern_support", "claim_derivations"}
 
 
 def test_claims_carry_numbers_ranges_base_units_and_a_citation(built):
@@ -104,7 +105,7 @@ def test_a_failed_build_leaves_the_last_good_database_byte_identical(built, kb):
     (claims / "example-run.yaml").write_text(replace(GOOD, "status: confirmed", "status: confirmd"))
     r = kb("build", "--claims", claims, "--db", db_path)
     assert r.exit_code == 1
-    assert "example-run.yaml:21:13: 'confirmd' is not one of" in r.stderr
+    assert "example-run.yaml:21:13: KB203: 'confirmd' is not one of" in r.stderr
     assert "the database was not changed" in r.stderr
     assert db_path.read_bytes() == before
     assert [p.name for p in db_path.parent.iterdir() if p.name.endswith(".tmp")] == []

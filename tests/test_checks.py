@@ -7,13 +7,13 @@ from datetime import date
 import pytest
 
 from conftest import GOOD, replace
-from kb.pipeline import validate
+from kb.pipeline import validate_files, validate_kb
 
 TODAY = date(2026, 11, 29)
 
 
 def problems(kb_dir, today=TODAY, strict=False):
-    result = validate(claims_dir=kb_dir, today=today)
+    result = validate_kb(kb_dir, today=today)
     return [str(p) for p in result.problems if strict or p.severity == "error"]
 
 
@@ -30,25 +30,25 @@ def test_the_good_record_passes_every_check(write, kb_dir):
 
 def test_id_must_equal_the_file_name(write, kb_dir):
     write(GOOD, name="something-else")
-    assert one(kb_dir) == "id 'example-run' must equal the file name 'something-else' (id)"
+    assert one(kb_dir) == "KB301: id 'example-run' must equal the file name 'something-else' (id)"
 
 
 def test_claim_ids_are_unique(write, kb_dir):
     write(replace(GOOD, "id: snapshot-days", "id: unexpected-interruptions"))
     found = problems(kb_dir)
-    assert any(":24:9: claim id 'unexpected-interruptions' is used twice (first at line 13)" in p for p in found)
+    assert any(":24:9: KB304: claim id 'unexpected-interruptions' is used twice (first at line 13)" in p for p in found)
 
 
 def test_source_ids_are_unique(write, kb_dir):
     text = replace(GOOD, "claims:\n", "  - id: paper\n    title: Again\n    url: https://example.org/2\n"
                    "    kind: secondary\n    checked: 2026-08-02\nclaims:\n")
     write(text)
-    assert one(kb_dir) == "source id 'paper' is used twice (first at line 7) (sources.1.id)"
+    assert one(kb_dir) == "KB303: source id 'paper' is used twice (first at line 7) (sources.1.id)"
 
 
 def test_a_claims_source_must_be_defined(write, kb_dir):
     write(replace(GOOD, "source: paper\n    locator", "source: blog\n    locator"))
-    assert one(kb_dir) == "source 'blog' is not defined in sources (defined: paper) (claims.0.source)"
+    assert one(kb_dir) == "KB305: source 'blog' is not defined in sources (defined: paper) (claims.0.source)"
 
 
 def test_pattern_and_omission_ids_come_from_the_vocabulary(write, kb_dir):
@@ -59,12 +59,12 @@ def test_pattern_and_omission_ids_come_from_the_vocabulary(write, kb_dir):
     found = "\n".join(problems(kb_dir))
     assert "unknown pattern 'failure-scalin'" in found and "(claims.0.patterns.0)" in found
     assert "unknown omission 'staffing'" in found and "(claims.0.topics.0)" in found
-    assert ":39:3: unknown omission 'ops'" in found
+    assert ":40:3: KB316: unknown omission 'ops'" in found
 
 
 def test_disclosure_evidence_must_be_claims_of_the_record(write, kb_dir):
     write(replace(GOOD, "claims: [unexpected-interruptions]}", "claims: [no-such-claim]}"))
-    assert one(kb_dir) == "claim 'no-such-claim' is not in this record (disclosures.ops-staffing.claims.0)"
+    assert one(kb_dir) == "KB319: claim 'no-such-claim' is not in this record (disclosures.ops-staffing.claims.0)"
 
 
 @pytest.mark.parametrize("field, old", [("published", "published: 2024-07-23"), ("checked", "checked: 2026-08-02"),
@@ -76,13 +76,13 @@ def test_dates_are_not_in_the_future(write, kb_dir, field, old):
 
 def test_checks_are_not_before_publication(write, kb_dir):
     write(replace(GOOD, "verified: 2026-08-02", "verified: 2023-01-01"))
-    assert one(kb_dir) == ("verified 2023-01-01 is before the report was published (2024-07-23) "
+    assert one(kb_dir) == ("KB307: verified 2023-01-01 is before the report was published (2024-07-23) "
                            "(claims.0.verified)")
 
 
 def test_a_date_must_be_a_date(write, kb_dir):
     write(replace(GOOD, "verified: 2026-08-02", "verified: August 2"))
-    assert one(kb_dir) == "'August 2' is not a date (write YYYY-MM-DD) (claims.0.verified)"
+    assert one(kb_dir) == "KB204: 'August 2' is not a date (write YYYY-MM-DD) (claims.0.verified)"
 
 
 @pytest.mark.parametrize("url", ["javascript:alert(1)", "file:///etc/passwd", "ftp://example.org/x", "example.org"])
@@ -93,13 +93,13 @@ def test_only_http_and_https_urls(write, kb_dir, url):
 
 def test_a_contradicted_claim_says_what_the_source_says(write, kb_dir):
     write(replace(GOOD, "status: confirmed\n    patterns", "status: contradicted\n    patterns"))
-    assert one(kb_dir) == "a contradicted claim needs a note saying what the source says instead (claims.0.status)"
+    assert one(kb_dir) == "KB311: a contradicted claim needs a note saying what the source says instead (claims.0.status)"
 
 
 def test_percentages_stay_within_0_to_100(write, kb_dir):
     write(replace(replace(GOOD, "value: 419", "value: 130"), "unit: interruptions", "unit: percent"))
     found = problems(kb_dir)
-    assert any(p.endswith("130 percent is impossible: above 100, the most a figure in percent can be "
+    assert any(p.endswith("KB318: 130 percent is impossible: above 100, the most a figure in percent can be "
                           "(claims.0.value)") for p in found)
 
 
@@ -111,19 +111,19 @@ def test_percentages_stay_within_0_to_100(write, kb_dir):
 ])
 def test_each_unit_of_the_vocabulary_declares_the_range_its_figures_can_take(write, kb_dir, value, unit, why):
     write(replace(replace(GOOD, "value: 419", f"value: {value}"), "unit: interruptions", f"unit: {unit}"))
-    found = [p for p in validate(claims_dir=kb_dir).problems if p.field == "claims.0.value"]
+    found = [p for p in validate_kb(kb_dir).problems if p.field == "claims.0.value"]
     assert [(p.line, p.message) for p in found] == [(15, f"{value.strip('[]').replace(', ', '–')} {unit} is "
                                                          f"impossible: {why}")]
 
 
 def test_a_unit_one_letter_off_is_a_likely_typo(write, kb_dir):
     write(replace(GOOD, "unit: interruptions", "unit: interuptions"))
-    assert one(kb_dir) == "unit 'interuptions' looks like a typo of 'interruptions' (claims.0.unit)"
+    assert one(kb_dir) == "KB317: unit 'interuptions' looks like a typo of 'interruptions' (claims.0.unit)"
 
 
 def test_other_units_are_accepted_and_listed_as_not_normalized(write, kb_dir):
     write(replace(GOOD, "unit: interruptions", "unit: percent of 8-grams"))
-    result = validate(claims_dir=kb_dir, today=TODAY)
+    result = validate_kb(kb_dir, today=TODAY)
     assert result.errors == []
     assert result.checked.unnormalized_units == {"percent of 8-grams": 1}
 
@@ -145,7 +145,7 @@ def test_a_claim_without_source_is_a_warning(write, kb_dir, kb):
     write(replace(GOOD, "    source: paper\n    locator", "    locator"))
     assert problems(kb_dir) == []
     warnings = problems(kb_dir, strict=True)
-    assert len(warnings) == 1 and ": warning: no source" in warnings[0]
+    assert len(warnings) == 1 and ": warning KB308: no source" in warnings[0]
     assert kb("validate", "--claims", kb_dir).exit_code == 0
     assert kb("validate", "--claims", kb_dir, "--strict").exit_code == 1
 
@@ -155,7 +155,7 @@ def test_only_an_unverified_claim_may_lack_a_check_date(write, kb_dir, status):
     note = "\n    note: The source says otherwise." if status == "contradicted" else ""
     write(replace(GOOD, "    verified: 2026-08-02\n    status: confirmed\n    patterns",
                   f"    status: {status}{note}\n    patterns"))
-    assert problems(kb_dir) == [f"{kb_dir / 'example-run.yaml'}:20:13: no check date (verified): a {status} claim needs "
+    assert problems(kb_dir) == [f"{kb_dir / 'example-run.yaml'}:20:13: KB309: no check date (verified): a {status} claim needs "
                                 f"the day its figure was checked against the source (only an unverified claim may "
                                 f"have none) (claims.0.status)"]
     write(replace(GOOD, "    verified: 2026-08-02\n    status: confirmed\n    patterns",
@@ -169,14 +169,14 @@ def test_only_an_unverified_claim_may_lack_a_check_date(write, kb_dir, status):
 def test_a_derived_figure_that_does_not_add_up_shows_both_numbers_and_the_formula(write, kb_dir):
     write(replace(GOOD, "value: 3.1", "value: 3.5"))
     assert one(kb_dir) == (
-        "derived figure does not add up: snapshot-days * 24 / unexpected-interruptions = 3.09308, "
+        "KB320: derived figure does not add up: snapshot-days * 24 / unexpected-interruptions = 3.09308, "
         "but the claim states 3.5 (exact, tolerance 0.02) (claims.2.formula)"
     )
 
 
 def test_the_computed_values_are_kept_for_the_knowledge_base(write, kb_dir):
     write(GOOD)
-    check = validate(claims_dir=kb_dir, today=TODAY).checked.derived[("example-run", "hours-between-interruptions")]
+    check = validate_kb(kb_dir, today=TODAY).checked.derived[("example-run", "hours-between-interruptions")]
     assert check.ok and round(check.computed, 4) == 3.0931
     assert check.inputs == ["example-run/snapshot-days", "example-run/unexpected-interruptions"]
 
@@ -243,5 +243,27 @@ def test_a_derived_claim_needs_a_formula_and_only_derived_claims_have_one(write,
     text = replace(text, "status: confirmed\n    patterns", "status: confirmed\n    formula: 1 + 1\n    patterns")
     write(text)
     found = "\n".join(problems(kb_dir))
-    assert "a derived claim needs a formula (claims.2.formula)" in found
-    assert "a formula is only for derived claims (status is 'confirmed') (claims.0.formula)" in found
+    assert "KB312: a derived claim needs a formula (claims.2.formula)" in found
+    assert "KB314: a formula is only for derived claims (status is 'confirmed') (claims.0.formula)" in found
+
+
+def test_a_quote_that_is_a_table_row_must_say_so(write, kb_dir):
+    """DeepSeek-V3's KV-cache figures were once quoted as table rows rewritten as Markdown, read as sentences."""
+    row = "quote: 'DeepSeek-V3 (MLA) | 61 | 70.272 KB'"
+    write(replace(GOOD, "quote: The remaining 419 were unexpected interruptions", row))
+    assert problems(kb_dir, strict=True) == [
+        f"{kb_dir / 'example-run.yaml'}:19:12: warning KB326: this quote is a table row: mark it quote_kind: table "
+        "(and name the table in the locator), so a reader knows the words are cells, not a sentence (claims.0.quote)"]
+    write(replace(GOOD, "quote: The remaining 419 were unexpected interruptions", row + "\n    quote_kind: table"))
+    assert problems(kb_dir, strict=True) == []
+
+
+def test_a_confirmed_figure_needs_the_sources_words_or_why_there_are_none(write, kb_dir, kb):
+    write(replace(GOOD, "    quote: The remaining 419 were unexpected interruptions\n", ""))
+    assert problems(kb_dir) == []  # a warning: an error only with --strict, which CI runs
+    (warning,) = problems(kb_dir, strict=True)
+    assert ": warning KB310: a confirmed claim needs the source's words (quote)" in warning
+    assert kb("validate", "--claims", kb_dir, "--strict").exit_code == 1
+    write(replace(GOOD, "    quote: The remaining 419 were unexpected interruptions\n",
+                  "    no_quote: read from Figure 3, a chart\n"))
+    assert problems(kb_dir, strict=True) == []

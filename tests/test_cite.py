@@ -10,10 +10,11 @@ from datetime import date
 import pytest
 
 from conftest import CLAIMS, GOOD, ROOT, TODAY, VOCABULARY, replace
-from kb.cite import Index, figures_in, matches
+from kb.cite import Index
+from kb.docs import figures_in, matches
 from kb.load import load_vocabulary
 from kb.model import Claim
-from kb.pipeline import validate
+from kb.pipeline import validate_files, validate_kb
 from kb.plan import checkpoint_plan, daly_interval, mtbf_hours, young_interval
 from kb.units import index as unit_index
 
@@ -30,12 +31,12 @@ def test_cite_as_markdown_text_bibtex_and_json(kb):
     ref = "llama-3-405b/unexpected-interruptions"
     md = kb("cite", ref).stdout.strip()
     assert md == ("419 interruptions ([The Llama 3 Herd of Models](https://arxiv.org/abs/2407.21783), Sec. 3.3.4; "
-                  "checked 2026-11-29, confirmed)")
+                  "checked 2026-12-01, confirmed)")
     text = kb("cite", ref, "--format", "text").stdout
     assert text.startswith("419 interruptions — The Llama 3 Herd of Models (Meta, 2024), Sec. 3.3.4")
     bib = kb("cite", "deepseek-v3/total-gpu-hours", "--format", "bibtex").stdout
     assert bib.startswith("@misc{deepseek:v3:total:gpu:hours,") and "howpublished = {\\url{https://arxiv.org/abs/2412.19437}}" in bib
-    assert "note = {2.788M GPU-hours; Abstract; Table 1; checked 2026-11-29; confirmed" in bib
+    assert "note = {2.788M GPU-hours; Abstract; Table 1; checked 2026-12-01; confirmed" in bib
     data = json.loads(kb("cite", ref, "--format", "json").stdout)
     assert (data["figure"], data["value"], data["citable"], data["source"]["url"]) == \
            ("419 interruptions", 419, True, "https://arxiv.org/abs/2407.21783")
@@ -147,15 +148,15 @@ def test_check_reports_exactly_the_planted_problems(kb, kb_with_example, tmp_pat
     lines = PLANTED.splitlines()
     col = lambda n, s: lines[n - 1].index(s) + 1  # noqa: E731
     assert r.stdout.splitlines() == [
-        f"{doc}:4:{col(4, '[8,192')}: the link text says '8,192 GPUs', but kb:llama-3-405b/training-gpus is 16384 GPUs",
-        f"{doc}:5:{col(5, '[the spike')}: unknown claim kb:llama-3-405b/no-such-claim",
-        f"{doc}:6:{col(6, '[removed')}: kb:deepseek-v3/auxiliary-loss-removed cannot be cited: it is contradicted: An auxiliary loss is "
+        f"{doc}:4:{col(4, '[8,192')}: KB404: the link text says '8,192 GPUs', but kb:llama-3-405b/training-gpus is 16384 GPUs",
+        f"{doc}:5:{col(5, '[the spike')}: KB402: unknown claim kb:llama-3-405b/no-such-claim",
+        f"{doc}:6:{col(6, '[removed')}: KB403: kb:deepseek-v3/auxiliary-loss-removed cannot be cited: it is contradicted: An auxiliary loss is "
         "kept: a complementary sequence-wise balance loss with alpha = 0.0001. The main balancing is bias-based "
         "(gamma = 0.001), so the loss is minimised, not removed.",
-        f"{doc}:7:{col(7, '[54 days')}: kb:example-run/snapshot-days cannot be cited: its check is stale: "
+        f"{doc}:7:{col(7, '[54 days')}: KB403: kb:example-run/snapshot-days cannot be cited: its check is stale: "
         f"{(TODAY - date(2026, 8, 2)).days} days old (limit 100)",
-        f"{doc}:8:{col(8, '[broken')}: malformed kb: link 'kb:llama-3-405b': write kb:report/claim",
-        f"{doc}:8:{col(8, '(kb:bloom')}: malformed kb: link: write [text](kb:report/claim) on one line",
+        f"{doc}:8:{col(8, '[broken')}: KB401: malformed kb: link 'kb:llama-3-405b': write kb:report/claim",
+        f"{doc}:8:{col(8, '(kb:bloom')}: KB401: malformed kb: link: write [text](kb:report/claim) on one line",
     ]
 
 
@@ -165,7 +166,7 @@ def test_check_as_json_and_as_github_annotations(kb, tmp_path):
     data = json.loads(kb("check", doc, "--format", "json").stdout)
     assert data["ok"] is False and data["problems"][0]["line"] == 1
     r = kb("check", doc, env={"GITHUB_ACTIONS": "true"})
-    assert r.stdout.startswith(f"::error file={doc},line=1,col=8::the link text says '420 interruptions'")
+    assert r.stdout.startswith(f"::error file={doc},line=1,col=8,title=KB404::the link text says '420 interruptions'")
 
 
 def test_the_worked_example_checks_out(kb):
@@ -186,7 +187,7 @@ def test_changing_a_cited_figure_fails_the_worked_example_at_its_line(kb, tmp_pa
     line = next(i for i, l in enumerate(DOC.read_text().splitlines(), 1) if "kb:opt-175b/paper-gpus" in l)
     col = DOC.read_text().splitlines()[line - 1].index("[992 GPUs]") + 1
     assert r.stdout.splitlines() == [
-        f"{DOC}:{line}:{col}: the link text says '992 GPUs', but kb:opt-175b/paper-gpus is 1024 GPUs"]
+        f"{DOC}:{line}:{col}: KB404: the link text says '992 GPUs', but kb:opt-175b/paper-gpus is 1024 GPUs"]
 
 
 def test_render_links_sources_and_adds_a_footnote_per_figure(kb, tmp_path):
@@ -195,7 +196,7 @@ def test_render_links_sources_and_adds_a_footnote_per_figure(kb, tmp_path):
     assert r.exit_code == 0
     text = out.read_text()
     assert "[419 unexpected interruptions](https://arxiv.org/abs/2407.21783)[^kb1]" in text
-    assert "[^kb1]: 419 interruptions, The Llama 3 Herd of Models (Meta, 2024), Sec. 3.3.4; checked 2026-11-29 " \
+    assert "[^kb1]: 419 interruptions, The Llama 3 Herd of Models (Meta, 2024), Sec. 3.3.4; checked 2026-12-01 " \
            "(confirmed; kb:llama-3-405b/unexpected-interruptions)." in text
     assert "](kb:" not in text  # no kb: link left
 

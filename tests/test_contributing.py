@@ -226,8 +226,8 @@ def test_a_report_like_an_existing_one_is_warned_about_naming_the_other_file(kb,
     (d / "llama-3-herd.yaml").write_text(llama)
     r = kb("validate", "--claims", d, d / "llama-3-herd.yaml")
     assert r.exit_code == 0  # a warning, not an error
-    assert f"{d / 'llama-3-herd.yaml'}:3:8: warning: looks like llama-3-405b ({d / 'llama-3-405b.yaml'}:3): " \
-           "title 100% alike, same organization (title)" in r.stdout
+    assert f"{d / 'llama-3-herd.yaml'}:3:8: warning KB323: looks like llama-3-405b ({d / 'llama-3-405b.yaml'}:3): " \
+           "title 100% alike, same organization, shared models: llama 3 405b (title)" in r.stdout
     assert kb("validate", "--claims", d, "--strict", d / "llama-3-herd.yaml").exit_code == 1
 
 
@@ -236,7 +236,7 @@ def test_a_claim_repeating_another_of_the_same_report_is_warned_about(kb, write,
                   "in a 54-day snapshot!\n    value: 419\n    unit: interruptions\n    source: paper\n"
                   "    verified: 2026-08-02\n    status: confirmed\ndisclosures:"))
     r = kb("validate", "--claims", kb_dir)
-    assert "warning: claim 'interruptions-again' repeats claim 'unexpected-interruptions' (line 13)" in r.stdout
+    assert "warning KB324: claim 'interruptions-again' repeats claim 'unexpected-interruptions' (line 13)" in r.stdout
 
 
 # pre-commit and CI.
@@ -300,3 +300,24 @@ def test_the_contributor_path_end_to_end(tmp_path):
     assert f"{reports} reports" in built.stderr
     audit = run("audit", "--format", "markdown", "claims/tiny-model.yaml")
     assert audit.returncode == 0 and "### Audit: Tiny Model Technical Report" in audit.stdout
+
+
+def test_contributing_lists_every_problem_code_with_its_meaning():
+    from kb.codes import CODES
+
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    listed = re.findall(r"^\| (KB\d{3}) \| (.+) \|$", text, re.M)
+    assert listed == [(c.id, c.summary) for c in CODES.values()]
+
+
+def test_code_reacts_to_problem_codes_never_to_messages():
+    """A part of the program that matches another's message text breaks when the wording improves."""
+    import kb.codes
+
+    offenders = []
+    for path in [*(ROOT / "kb").rglob("*.py"), *(ROOT / "auditor").rglob("*.py")]:
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            if re.search(r"\bin (?:p|problem|e)\.message\b|\.message\.startswith\(", line):
+                offenders.append(f"{path.relative_to(ROOT)}:{n}")
+    assert offenders == []
+    assert all(c.id.startswith("KB") for c in kb.codes.CODES.values())

@@ -11,7 +11,7 @@ import yaml
 from conftest import CLAIMS, ROOT
 from kb.load import record_files
 from kb.model import parse_number
-from kb.pipeline import validate
+from kb.pipeline import validate_files, validate_kb
 
 CASES = ["llama-3-405b", "deepseek-v3", "kimi-k2", "olmo", "opt-175b", "bloom", "smollm3", "marin"]
 ARTICLE = "lessons-from-published-training-runs"
@@ -19,7 +19,7 @@ ARTICLE = "lessons-from-published-training-runs"
 
 @pytest.fixture(scope="module")
 def kb():
-    result = validate(claims_dir=CLAIMS)
+    result = validate_kb(CLAIMS)
     return result, {rec.report.id: rec.report for rec in result.loaded.records}
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import GOOD, replace
 from kb.graph import build_graph, dependents, export, pattern_evidence, report_pattern_table, review, shared_omissions
-from kb.pipeline import validate
+from kb.pipeline import validate_files, validate_kb
 from sitekb import SECOND, make_site
 
 # A chain of derived figures: interruptions-per-week ← hours-between-interruptions ← (snapshot-days, unexpected-
@@ -35,7 +35,7 @@ def g(tmp_path):
     claims, _ = make_site(tmp_path)
     (claims / "example-run.yaml").write_text(CHAIN)
     (claims / "third-run.yaml").write_text(THIRD)
-    result = validate(claims_dir=claims)
+    result = validate_kb(claims)
     assert result.errors == []
     return build_graph(result)
 

@@ -70,7 +70,7 @@ def test_hostile_case(name, results):
         if cmd == "audit" and check_level:
             # the record is read; the audit runs and lists the checks' problem as a finding with its line
             assert r.code == 0, where
-            assert re.search(rf"check: line {case.line}: .*({case.regex})", r.output), where
+            assert re.search(rf"(check|derived-mismatch|no-check-date): line {case.line}: .*({case.regex})", r.output), where
             continue
         # validate: 1 for problems, 2 for a file that cannot be read; build: 1, nothing written; audit: 2, not a
         # record it can read

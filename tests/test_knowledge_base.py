@@ -15,7 +15,7 @@ import yaml
 from conftest import REAL_CLAIMS, ROOT
 from kb.load import load_paths, record_files
 from kb.model import parse_number
-from kb.pipeline import validate
+from kb.pipeline import validate_files, validate_kb
 from kb.store import build
 
 OMISSIONS = {"failed-runs", "data-filtering", "hp-search", "ops-staffing", "contamination"}
@@ -38,7 +38,7 @@ TODAY = latest_date(REAL_CLAIMS)
 def kb():
     from datetime import date
 
-    result = validate(claims_dir=REAL_CLAIMS, today=date.fromisoformat(TODAY))
+    result = validate_kb(REAL_CLAIMS, today=date.fromisoformat(TODAY))
     return result, {rec.report.id: rec for rec in result.loaded.records}
 
 
@@ -83,6 +83,11 @@ def test_every_figure_reaches_the_database_unchanged(kb, tmp_path):
                                          None if c.value is None else float(c.high))
                for r in records.values() for c in r.report.claims}
     assert stored == written
+    # the omission heatmap (/omissions) has a row for every report judged
+    conn = sqlite3.connect(db)
+    rows = {r for (r,) in conn.execute("select report from omission_matrix")}
+    conn.close()
+    assert rows == {rid for rid, rec in records.items() if rec.report.disclosures}
 
 
 def test_every_training_report_is_judged_on_the_five_omissions_and_says_what_it_does_not_say(kb):
@@ -97,6 +102,17 @@ def test_every_training_report_is_judged_on_the_five_omissions_and_says_what_it_
             assert d.note, f"{rid}: {omission} has no note saying why"
             if d.status != "absent":
                 assert d.claims, f"{rid}: {omission} is {d.status} without evidence claims"
+
+
+def test_confirmed_figures_carry_the_sources_words_and_every_source_names_the_copy_read(kb):
+    _, records = kb
+    confirmed = [c for rec in records.values() for c in rec.report.claims if c.status == "confirmed"]
+    quoted = [c for c in confirmed if c.quote]
+    assert all(c.quote or c.no_quote for c in confirmed)  # kb validate --strict holds it too (KB310)
+    assert len(quoted) >= 0.95 * len(confirmed)
+    for rec in records.values():
+        for s in rec.report.sources:
+            assert s.note, f"{rec.report.id}/{s.id}: say which copy of the source was read"
 
 
 def test_quotes_of_sources_kept_in_this_repository_are_verbatim(kb):

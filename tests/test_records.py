@@ -11,7 +11,8 @@ import tracemalloc
 import pytest
 
 from conftest import GOOD, replace
-from kb.load import load_file, parse_yaml, YamlError
+from kb.load import load_file
+from kb.yaml12 import YamlError, parse_yaml
 from kb.model import parse_number
 
 
@@ -95,7 +96,7 @@ def test_duplicate_keys_are_rejected_naming_both_lines(kb, write, kb_dir):
     r = kb("validate", "--claims", kb_dir)
     assert r.exit_code == 1
     assert only_problem(r) == (
-        f"{kb_dir}/example-run.yaml:17:5: duplicate key 'value': first at line 15, again at line 17"
+        f"{kb_dir}/example-run.yaml:17:5: KB107: duplicate key 'value': first at line 15, again at line 17"
     )
 
 
@@ -121,7 +122,7 @@ def test_unknown_fields_are_rejected_with_a_suggestion(kb, write, kb_dir):
     write(replace(GOOD, "    source: paper\n    locator", "    sorce: paper\n    locator"))
     r = kb("validate", "--claims", kb_dir)
     line = only_problem(r)
-    assert line == (f"{kb_dir}/example-run.yaml:17:5: unknown field 'sorce'; did you mean 'source'? "
+    assert line == (f"{kb_dir}/example-run.yaml:17:5: KB201: unknown field 'sorce'; did you mean 'source'? "
                     "(claims.0.sorce)")
 
 
@@ -133,7 +134,7 @@ def test_a_wrong_status_suggests_the_closest(kb, write, kb_dir):
 def test_a_missing_field_points_at_the_mapping_that_lacks_it(kb, write, kb_dir):
     write(replace(GOOD, "    statement: 419 unexpected interruptions in a 54-day snapshot.\n", ""))
     line = only_problem(kb("validate", "--claims", kb_dir))
-    assert line == f"{kb_dir}/example-run.yaml:13:5: missing required field 'statement' (claims.0.statement)"
+    assert line == f"{kb_dir}/example-run.yaml:13:5: KB202: missing required field 'statement' (claims.0.statement)"
 
 
 def test_merge_keys_are_refused(kb, write, kb_dir):
@@ -176,14 +177,14 @@ def test_invalid_utf8_is_unreadable_exit_2_with_line(kb, write, kb_dir):
     write(GOOD.encode() .replace(b"Example Lab", b"Example \xff Lab"))
     r = kb("validate", "--claims", kb_dir)
     assert r.exit_code == 2
-    assert only_problem(r) == f"{kb_dir}/example-run.yaml:3:23: not valid UTF-8 (byte 0xff)"
+    assert only_problem(r) == f"{kb_dir}/example-run.yaml:3:23: KB102: not valid UTF-8 (byte 0xff)"
 
 
 def test_a_nul_byte_is_refused_with_its_line(kb, write, kb_dir):
     write(replace(GOOD, "Example Lab", "Example\x00Lab"))
     r = kb("validate", "--claims", kb_dir)
     assert r.exit_code == 1
-    assert only_problem(r) == f"{kb_dir}/example-run.yaml:3:22: contains a NUL byte"
+    assert only_problem(r) == f"{kb_dir}/example-run.yaml:3:22: KB105: contains a NUL byte"
 
 
 def test_control_characters_are_refused_with_their_line(kb, write, kb_dir):
@@ -235,8 +236,8 @@ def test_an_empty_file_and_a_list_are_not_records(kb, write, kb_dir):
     write("", name="empty")
     write("- 1\n- 2\n", name="listy")
     out = kb("validate", "--claims", kb_dir).stdout
-    assert f"{kb_dir}/empty.yaml:1:1: the file is empty" in out
-    assert f"{kb_dir}/listy.yaml:1:1: a record is a mapping of fields, got a list" in out
+    assert f"{kb_dir}/empty.yaml:1:1: KB114: the file is empty" in out
+    assert f"{kb_dir}/listy.yaml:1:1: KB115: a record is a mapping of fields, got a list" in out
 
 
 def test_two_documents_in_one_file_are_refused(kb, write, kb_dir):
@@ -287,7 +288,7 @@ def test_github_annotations_under_actions(kb, write, kb_dir):
     write(replace(GOOD, "status: confirmed", "status: confirmd"))
     r = kb("validate", "--claims", kb_dir, env={"GITHUB_ACTIONS": "true"})
     line = only_problem(r)
-    assert line.startswith(f"::error file={kb_dir}/example-run.yaml,line=21,col=13::'confirmd' is not one of")
+    assert line.startswith(f"::error file={kb_dir}/example-run.yaml,line=21,col=13,title=KB203::'confirmd' is not one of")
     assert line.endswith("(claims.0.status)")
 
 

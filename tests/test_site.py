@@ -351,3 +351,10 @@ def test_the_sites_own_pages_try_a_query_the_time_limit_ended_once_more():
     page = kb_site._busy_is_503(kb_site.omissions_page)
     r = asyncio.run(page(Datasette(), None))
     assert r.status == 503 and "too busy" in r.body and r.headers["Retry-After"] == "5"
+
+
+def test_the_about_page_states_the_staleness_limit_the_build_used(get):
+    import re
+
+    text = " ".join(get("/about").text.split())
+    assert re.search(r"its check is less than 365 days old \(<code>stale_after_days</code>", text)

@@ -14,10 +14,12 @@ from datetime import date, timedelta
 
 import pytest
 
-from conftest import CLAIMS, VOCABULARY
-from kb.store import TABLES, BuildError, build, database_checksum, read_meta
+from conftest import CLAIMS, TODAY, VOCABULARY
+from kb.db.read import database_checksum, meta as read_meta
+from kb.db.schema import TABLES
+from kb.store import BuildError, build
 
-TODAY = date(2026, 11, 29)
+
 
 
 @pytest.fixture
@@ -36,9 +38,9 @@ def dump(db_path) -> dict[str, list]:
     conn = sqlite3.connect(db_path)
     try:
         out = {}
-        for name, spec in TABLES.items():
-            cols = ", ".join(f"[{c}]" for c in spec["columns"])
-            out[name] = sorted(conn.execute(f'select {cols} from "{name}"').fetchall(), key=repr)
+        for t in TABLES:
+            cols = ", ".join(f"[{c}]" for c in t.column_names)
+            out[t.name] = sorted(conn.execute(f'select {cols} from "{t.name}"').fetchall(), key=repr)
         return out
     finally:
         conn.close()
@@ -95,7 +97,7 @@ def test_what_another_reports_formula_sees_changing_updates_that_report_too(kbdi
     llama = claims / "llama-3-405b.yaml"
     text = llama.read_text()
     at = text.index("id: unexpected-interruptions")
-    llama.write_text(text[:at] + text[at:].replace("verified: 2026-11-29", "verified: 2025-01-02", 1))
+    llama.write_text(text[:at] + text[at:].replace("verified: 2026-12-01", "verified: 2025-01-02", 1))
     result = build(claims, db, today=TODAY)
     assert result.updated == ["lessons-from-published-training-runs", "llama-3-405b"]
     intact(db)
@@ -179,7 +181,7 @@ def test_a_check_that_goes_stale_overnight_rewrites_its_report_and_only_it(tmp_p
     claims = tmp_path / "claims"
     shutil.copytree(CLAIMS, claims)
     # one claim of olmo checked exactly a year before the first build: still citable then, stale a day later
-    edit(claims / "olmo.yaml", "verified: 2026-11-29", f"verified: {TODAY - timedelta(days=365)}")
+    edit(claims / "olmo.yaml", "verified: 2026-12-01", f"verified: {TODAY - timedelta(days=365)}")
     db = tmp_path / "kb.db"
     build(claims, db, today=TODAY)
     before = _citable(db)

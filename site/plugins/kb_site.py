@@ -17,8 +17,6 @@ REF_COLUMNS = {"patterns": "patterns", "topics": "omissions", "evidence": "claim
 # Columns of query results that hold a claim's report/claim reference: each links to the claim's page.
 CLAIM_REF_COLUMNS = {"ref", "claim", "x_claim", "y_claim", "what"}
 URL_COLUMNS = {"url", "source_url"}
-# kb build judges checks with this limit (kb.store.STALE_AFTER_DAYS, kb.cite.DEFAULT_MAX_AGE).
-MAX_AGE = 365
 NAV = [("/", "home"), ("/claims", "claims"), ("/omissions", "omissions"), ("/graph", "graph"),
        ("/patterns", "patterns"), ("/charts", "charts")]
 
@@ -86,10 +84,18 @@ def extra_css_urls(database):
 
 @hookimpl
 def extra_template_vars(template, database, table, view_name, request, datasette):
-    """The nav bar for every page; the citation decision for a claim's page; examples for canned queries."""
+    """The staleness limit the build used, for pages that state it; the nav bar; the citation decision for a
+    claim's page; examples for canned queries."""
 
     async def inner():
         out = {"kb_nav": NAV}
+        try:
+            # the staleness limit the build used (the vocabulary's stale_after_days), for pages that state it
+            rows = await datasette.get_database("kb").execute(
+                "select value from _meta where key = 'stale_after_days'")
+            out["stale_after_days"] = rows.first()[0] if rows.first() else "?"
+        except Exception:  # no database yet: the pages still render
+            out["stale_after_days"] = "?"
         if request is None or database != "kb":
             return out
         db = datasette.get_database("kb")
@@ -106,36 +112,8 @@ def extra_template_vars(template, database, table, view_name, request, datasette
     return inner
 
 
-# The citation decision. Whether a claim may be cited is the `citable` column, which kb build fills with
-# kb.cite.Index.citable (the decision of `kb cite`); the reason below follows Index.citable step by step over
-# the stored rows, and tests/test_site.py holds it to kb cite's own words for every claim of the fixture.
-
-
-async def why_not_citable(db, ref, _seen=frozenset()):
-    rows = await _rows(db, """select c.status, c.note, c.verified, c.age_days, d.within_tolerance, d.inputs
-        from claims c left join derived_checks d on d.claim = c.ref where c.ref = :r""", {"r": ref})
-    if not rows:
-        return "it is not in the knowledge base"
-    c = rows[0]
-    if c["status"] == "derived":
-        if not c["within_tolerance"]:
-            return "its formula does not check out"
-        seen = _seen | {ref}
-        for i in json.loads(c["inputs"] or "[]"):
-            if i in seen:
-                continue
-            why = await why_not_citable(db, i, seen)
-            if why:
-                return f"its input {i} cannot be cited: {why}"
-        return ""
-    if c["status"] not in ("confirmed", "secondary"):
-        why = {"contradicted": f"it is contradicted: {c['note']}", "unverified": "it is unverified"}
-        return why.get(c["status"], f"its status is {c['status']}")
-    if c["verified"] is None:
-        return "it has no check date"
-    if c["age_days"] > MAX_AGE:
-        return f"its check is stale: {c['age_days']} days old (limit {MAX_AGE})"
-    return ""
+# The citation decision is kb build's, made by kb cite's rule: the `citable` column and, when a claim may not be
+# cited, kb cite's reason in `not_citable_because`.
 
 
 _NAMED = re.compile(r"(?<![\w/-])([a-z0-9][a-z0-9-]*(?:/[a-z0-9][a-z0-9-]*)?)(?![\w/-])")
@@ -160,11 +138,11 @@ async def correcting_claims(db, ref):
 
 
 async def cite_decision(db, ref):
-    rows = await _rows(db, "select citable from claims where ref = :r", {"r": ref})
+    rows = await _rows(db, "select citable, not_citable_because from claims where ref = :r", {"r": ref})
     if not rows:
         return None
     citable = bool(rows[0]["citable"])
-    why = "" if citable else (await why_not_citable(db, ref) or "kb cite refuses it")
+    why = "" if citable else (rows[0]["not_citable_because"] or "kb cite refuses it")
     return {"citable": citable, "why": why, "instead": [] if citable else await correcting_claims(db, ref)}
 
 

@@ -1,0 +1,133 @@
+"""Writing the database: every table of the schema with its rows, indexes, views and full-text index (a new
+database), or the rows of some reports replaced in a copy of the last one (an update)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import date
+from pathlib import Path
+from typing import Iterable
+
+from . import schema
+from .rows import table_rows
+
+# What an update deletes, children before parents (foreign keys are enforced as it goes).
+_REPORT_ROWS = ["claim_patterns", "claim_topics", "chart_points", "derived_checks", "verdicts", "disclosures",
+                "_files", "claims", "sources"]
+
+
+class IntegrityError(Exception):
+    pass
+
+
+def _insert(conn: sqlite3.Connection, name: str, rows: Iterable[dict]) -> int:
+    # Plain executemany: the rows hold only text, numbers and None (lists are JSON already), and sqlite-utils'
+    # insert_all spends most of a build's writing time converting them.
+    columns = schema.table(name).column_names
+    sql = (f'insert into "{name}" ({", ".join(f"[{c}]" for c in columns)}) '
+           f'values ({", ".join("?" * len(columns))})')
+    return conn.executemany(sql, ([row.get(c) for c in columns] for row in rows)).rowcount
+
+
+def write_database(path: Path, result, today: date, fs_now_ns: int) -> dict[str, int]:
+    """Write every table, index and view into a fresh database at path. Returns row counts per table."""
+    import sqlite_utils
+
+    rows = table_rows(result, today, fs_now_ns)
+    counts: dict[str, int] = {}
+    db = sqlite_utils.Database(path, recreate=True)
+    db.execute("pragma journal_mode = off")
+    db.execute("pragma synchronous = off")
+    db.execute("pragma foreign_keys = on")
+    # No transaction or journal is needed for atomicity: nobody sees this file until it is renamed.
+    for t in schema.TABLES:
+        db[t.name].create(t.types, pk=t.pk, foreign_keys=t.foreign_keys or None,
+                          not_null=set([t.pk] if isinstance(t.pk, str) else t.pk))
+        with db.conn:
+            counts[t.name] = _insert(db.conn, t.name, rows[t.name]())
+        for columns in t.indexes:
+            db[t.name].create_index(list(columns), if_not_exists=True)
+    db.create_view("omission_matrix", schema.omission_matrix_sql(result.vocabulary.omission_ids))
+    for name, sql in schema.VIEWS.items():
+        db.create_view(name, sql)
+    for t in schema.TABLES:
+        if t.fts:
+            db[t.name].enable_fts(list(t.fts), tokenize="porter")
+    violations = list(db.execute("pragma foreign_key_check").fetchall())
+    if violations:
+        raise IntegrityError(f"foreign keys do not hold in the written database: {violations[:5]}")
+    db.execute("analyze")
+    db.close()
+    return counts
+
+
+def update_database(path: Path, result, today: date, fs_now_ns: int, reports: set[str], files: list[str],
+                    new_day: bool = False) -> dict[str, int]:
+    """In a copy of the last database at path: delete the rows of `reports` and of the record `files`, insert
+    the rows of the validated records (the changed files and the reports whose formulas use them); on a new day,
+    count every check's age again (the reports whose citability changed with it are among `reports`)."""
+    rows = {name: list(make()) for name, make in table_rows(result, today, fs_now_ns).items()}
+    doomed = json.dumps(sorted(reports))
+    fts = schema.table("claims").fts
+    conn = sqlite3.connect(str(path), isolation_level=None)  # transactions are begun and committed here
+    try:
+        conn.execute("pragma journal_mode = off")  # a temporary copy: an error discards the whole file
+        conn.execute("pragma synchronous = off")
+        conn.execute("pragma foreign_keys = on")
+        conn.execute("begin")
+        # Rows of kept reports may point at rows deleted and written again (a formula's input): references are
+        # checked when the transaction commits, not at each delete.
+        conn.execute("pragma defer_foreign_keys = on")
+        conn.execute("create temp table doomed_nodes as select 'claim:' || ref as id from claims where report "
+                     "in (select value from json_each(?)) union all select 'source:' || ref from sources "
+                     "where report in (select value from json_each(?)) union all select 'report:' || value "
+                     "from json_each(?)", (doomed, doomed, doomed))
+        conn.execute("delete from graph_edges where source in (select id from doomed_nodes)")
+        conn.execute("delete from graph_nodes where id in (select id from doomed_nodes)")
+        # the full-text index holds a copy of the text: its rows go before the claims they index
+        cols = ", ".join(fts)
+        conn.execute(f"insert into claims_fts (claims_fts, rowid, {cols}) select 'delete', rowid, {cols} "
+                     f"from claims where report in (select value from json_each(?))", (doomed,))
+        conn.execute("delete from _files where path in (select value from json_each(?))", (json.dumps(files),))
+        for name in _REPORT_ROWS:
+            conn.execute(f'delete from "{name}" where report in (select value from json_each(?))', (doomed,))
+        conn.execute("delete from reports where id in (select value from json_each(?))", (doomed,))
+
+        known = {r for (r,) in conn.execute("select id from graph_nodes where kind in ('pattern', 'omission')")}
+        rows["graph_nodes"] = [n for n in rows["graph_nodes"] if n["id"] not in known]
+        # The graph of the written records leaves out the edges to formulas' inputs in reports kept as they are.
+        drawn = {(e["source"], e["target"]) for e in rows["graph_edges"]}
+        written_claims = {n["id"] for n in rows["graph_nodes"]}
+        rows["graph_edges"] += [
+            {"source": f"claim:{d.report}/{d.claim}", "target": f"claim:{ref}", "relation": "derived_from",
+             "evidence": None}
+            for d in result.checked.derived.values() if f"claim:{d.report}/{d.claim}" in written_claims
+            for ref in dict.fromkeys(d.inputs) if (f"claim:{d.report}/{d.claim}", f"claim:{ref}") not in drawn]
+        for name in ["reports", *reversed(_REPORT_ROWS), "graph_nodes", "graph_edges"]:
+            _insert(conn, name, rows[name])
+        if new_day:
+            conn.execute("update claims set age_days = cast(julianday(?) - julianday(verified) as integer) "
+                         "where verified is not null", (today.isoformat(),))
+            conn.execute("update sources set age_days = cast(julianday(?) - julianday(checked) as integer)",
+                         (today.isoformat(),))
+        written = json.dumps(sorted(rec.report.id for rec in result.loaded.records))
+        conn.execute(f"insert into claims_fts (rowid, {cols}) select rowid, {cols} from claims "
+                     f"where report in (select value from json_each(?))", (written,))
+        conn.execute("commit")
+        counts = {t.name: conn.execute(f'select count(*) from "{t.name}"').fetchone()[0] for t in schema.TABLES}
+    except sqlite3.IntegrityError as e:
+        raise IntegrityError(f"the update breaks the database's references ({e})")
+    finally:
+        conn.close()
+    return counts
+
+
+def write_meta(db_path: Path, meta: dict[str, str]) -> None:
+    conn = sqlite3.connect(str(db_path))
+    try:
+        with conn:
+            conn.execute(f"create table if not exists {schema.META} ([key] TEXT PRIMARY KEY, [value] TEXT)")
+            conn.executemany(f"insert or replace into {schema.META} ([key], [value]) values (?, ?)", meta.items())
+    finally:
+        conn.close()
