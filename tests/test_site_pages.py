@@ -195,7 +195,7 @@ def rows(get, path):
 
 
 @pytest.mark.parametrize("query, blank, given", [
-    ("stale_checks", "days=", "days=365"),  # blank: the limit for citing, not every claim
+    ("stale_checks", "days=", "days=365"),  # blank: the staleness limit (365 in the vocabulary), not every claim
     ("claims_for_pattern", "pattern=", None),  # blank: every pattern
     ("reports_omitting", "omission=", None),  # blank: every omission
 ])
