@@ -133,3 +133,26 @@ def add_drift(claims: Path) -> Path:
     done = CliRunner().invoke(cli, ["reverify", "--claims", str(claims), "--offline"])
     assert done.exit_code == 1, done.output  # drift
     return claims.parent / ".cache"
+
+
+def make_fixture_site(tmp: Path) -> tuple[Path, Path]:
+    """The fixture knowledge base (tests/fixtures/kb: the article and its eight reports, frozen) and a copy of
+    site/: real-shaped data for what the small one cannot show (the article, corrections, two chart series)."""
+    from conftest import CLAIMS as FIXTURE_CLAIMS
+
+    claims = tmp / "claims"
+    shutil.copytree(FIXTURE_CLAIMS, claims)
+    site = tmp / "site"
+    shutil.copytree(ROOT / "site", site, ignore=shutil.ignore_patterns("*.db", "*.db-*", "inspect-data.json",
+                                                                        "__pycache__", "*.tmp"))
+    return claims, site
+
+
+def load_plugin():
+    """site/plugins/kb_site.py as a module, for the functions its pages use."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("kb_site", ROOT / "site/plugins/kb_site.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

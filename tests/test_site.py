@@ -144,7 +144,7 @@ def test_csv_and_json_exports(get):
 
 def test_a_claims_page_shows_citation_status_and_source_link(get):
     html = get("/kb/claims/example-run~2Funexpected-interruptions").text
-    assert 'id="kb-citation-text">419 interruptions — An Example Training Report' in html
+    assert 'id="kb-citation-text" class="kb-cite-text">419 interruptions — An Example Training Report' in html
     assert '<span class="kb-status kb-confirmed" title="status">confirmed</span>' in html
     assert '<a class="kb-source" href="https://example.org/report"' in html
 
@@ -158,7 +158,9 @@ def test_the_heatmap_page_colours_each_report_and_omission(get):
 
 def test_contributor_html_is_escaped_everywhere(get):
     for path in ["/kb/claims", "/kb/claims/hostile-run~2Fscripted", "/kb/reports", "/omissions", "/kb/sources",
-                 "/kb/disclosures", "/kb/claims?_search=interruptions"]:
+                 "/kb/disclosures", "/kb/claims?_search=interruptions", "/claims", "/claims?q=interruptions",
+                 "/claims?report=hostile-run", "/patterns", "/graph", "/charts", "/kb/disputed_claims",
+                 "/kb/citable_figures", "/kb/claims_for_pattern"]:
         html = get(path).text
         assert "<script>alert(" not in html, path
         assert "<img src=x" not in html and "<b>Evil</b>" not in html, path
@@ -221,25 +223,32 @@ def test_the_server_refuses_writes(server):
     assert len(httpx.get(f"{base}/kb/claims.json?_shape=array&_size=max").json()) == CLAIMS
 
 
-def test_a_page_per_pattern_lists_its_evidence(get):
+def test_a_page_per_pattern_lists_its_evidence_and_links_its_chart(get):
     html = get("/patterns/failure-scaling").text
     assert 'data-strength="2"' in html
     assert html.count('<td><a href="/kb/claims/') == 4
     assert "About two machines failed every day." in html
+    assert 'href="/charts/failure-scaling"' in html
     assert get("/patterns/no-such-pattern").status_code == 404
 
 
-def test_the_graph_page_draws_patterns_reports_and_links(get):
+def test_the_graph_page_lists_patterns_and_reports_and_serves_a_reports_claims(get):
     html = get("/graph").text
-    assert html.count('class="kb-node kb-pattern"') == 5
-    assert html.count('class="kb-node kb-report"') == 3
-    assert 'class="kb-edge kb-backs" data-report="second-run" data-pattern="failure-scaling"' in html
+    assert html.count('class="kb-focus" data-kind="pattern"') == 5
+    assert html.count('class="kb-focus" data-kind="report"') == 2  # the reports with claims linked to a pattern
+    assert '<script src="/static/vendor/cytoscape.min.js"></script>' in html
+    got = get("/graph/report/second-run.json").json()
+    assert {c["ref"]: (c["patterns"], c["evidence"]) for c in got["claims"]} == {
+        "second-run/mfu": (["arch-is-infra", "failure-scaling"], 1),
+        "second-run/aux-loss-removed": (["spike-layers"], 0),  # contradicted: linked, not evidence
+        "second-run/job-gpus": (["failure-scaling"], 1), "second-run/failures-per-day": (["failure-scaling"], 1)}
+    assert get("/graph/report/nope.json").status_code == 404
 
 
 def test_the_failure_scaling_chart_links_each_point_to_its_claim(get):
     html = get("/charts/failure-scaling").text
-    assert html.count('class="kb-point"') == 1
-    assert 'href="/kb/claims/second-run~2Ffailures-per-day" data-report="second-run"' in html
+    assert '<script src="/static/vendor/vega-lite.min.js"></script>' in html
+    assert '<a href="/kb/claims/second-run~2Ffailures-per-day">about 2 failures per day</a>' in html
     assert get("/charts/nope").status_code == 404
 
 
