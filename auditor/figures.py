@@ -70,6 +70,10 @@ class FigureReader:
             for w in words:
                 self.after.append((kind, tuple(stem(x) for x in re.findall(r"[a-z0-9$]+", w.lower().replace("-", "")))))
         self.after.sort(key=lambda kv: -len(kv[1]))  # "gpu hours" before "gpu"
+        self._after_by_first: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+        for kind, words in self.after:
+            if words:
+                self._after_by_first.setdefault(words[0], []).append((kind, words))
         self.before = [tuple(stem(x) for x in re.findall(r"[a-z0-9<>=≥≤]+", w.lower())) for w in kinds.get("threshold", [])]
 
     def read(self, text: str) -> list[Figure]:
@@ -110,7 +114,7 @@ class FigureReader:
         candidates = _CANDIDATES.match(text[m.end():m.end() + 40])
         if candidates:
             return "trials", len(_words(candidates.group()))  # "four learning rates", "3 batch sizes": candidates tried
-        for kind, words in self.after:
+        for kind, words in self._after_by_first.get(after[0], ()) if after else ():
             if tuple(after[:len(words)]) == words:
                 if kind == "params" and not suffix and words != ("paramet",):
                     continue  # "7 models" is a count, "7B models" a size

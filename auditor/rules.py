@@ -19,7 +19,7 @@ from kb.model import Omission, OmissionPart, Vocabulary
 
 from .figures import Figure
 from .units import Unit
-from .words import Phrase, find, phrase, tokens
+from .words import Phrase, PhraseIndex, phrase, tokens
 
 LEVELS = {"absent": 0, "partial": 1, "disclosed": 2}
 _NEGATION = re.compile(r"\b(?:no|not|never|without|none|neither|nor|cannot|nothing|lack(?:s|ing)?|absence of|"
@@ -59,17 +59,10 @@ class Dropped:
     why: str
 
 
-def _all(p: Phrase, words: list[str]) -> list[int]:
-    out, at = [], find(p, words)
-    while at is not None:
-        out.append(at)
-        at = find(p, words, at + 1)
-    return out
-
-
 class _Part:
     def __init__(self, omission: str, part: OmissionPart):
         self.omission, self.id, self.spec = omission, part.id, part
+        self.key = (omission, part.id)
         self.cues = [phrase(c) for c in part.cues]
         self.weak = [phrase(c) for c in part.weak_cues]
         self.anchors = [phrase(c) for c in part.anchors]
@@ -77,21 +70,39 @@ class _Part:
         self.row_figures = set(part.row_figures)
         self.needs = set(part.needs)
 
-    def matches(self, unit: Unit) -> list[tuple[Phrase, int]]:
-        """Every cue found and where, in the order of the text (strong cues; weak ones only when no strong
-        cue is found and one of the anchors is)."""
-        found = [(p, at) for p in self.cues for at in _all(p, unit.words)]
-        if not found and self.weak and any(find(a, unit.words) is not None for a in self.anchors):
-            found = [(p, at) for p in self.weak for at in _all(p, unit.words)]
-        return sorted(found, key=lambda m: m[1])
-
-    def match(self, unit: Unit) -> Optional[tuple[Phrase, int]]:
-        found = self.matches(unit)
-        return found[0] if found else None
-
     def figure(self, unit: Unit) -> Optional[Figure]:
         kinds = self.figures | (self.row_figures if unit.kind == "row" else set())
         return next((f for f in unit.figures if f.kind in kinds), None)
+
+
+_FINE_TUNING = ("", "fine-tuning")
+
+
+class _Scan:
+    """Where every part's cues, weak cues and anchors occur in some words: one pass of the rulebook's index."""
+
+    def __init__(self, index: PhraseIndex, words: list[str]):
+        self.cues: dict[tuple, list[tuple[Phrase, int]]] = {}
+        self.weak: dict[tuple, list[tuple[Phrase, int]]] = {}
+        self.anchors: set[tuple] = set()
+        for (key, kind, p), at in index.scan(words):
+            if kind == "cue":
+                self.cues.setdefault(key, []).append((p, at))
+            elif kind == "weak":
+                self.weak.setdefault(key, []).append((p, at))
+            else:
+                self.anchors.add(key)
+
+    def matches(self, part: _Part) -> list[tuple[Phrase, int]]:
+        """Every cue of the part found and where, in the order of the text: its strong cues; its weak ones only
+        when no strong cue is found and one of its anchors is."""
+        found = self.cues.get(part.key)
+        if found:
+            return found
+        return self.weak.get(part.key, []) if part.key in self.anchors else []
+
+    def mentions(self, parts: list[_Part], part_ids: set[str]) -> bool:
+        return any(p.id in part_ids and self.matches(p) for p in parts)
 
 
 class Rulebook:
@@ -99,16 +110,29 @@ class Rulebook:
         self.vocabulary = vocabulary
         self.omissions: dict[str, Omission] = {o.id: o for o in vocabulary.omissions}
         self.parts = {o.id: [_Part(o.id, p) for p in o.parts] for o in vocabulary.omissions}
-        self.fine_tuning = [phrase(p) for p in vocabulary.sections.get("fine-tuning", [])]
+        # every cue of every part, and the words that make a sentence about fine-tuning, in one index
+        self.index = PhraseIndex()
+        for parts in self.parts.values():
+            for part in parts:
+                for kind, phrases in (("cue", part.cues), ("weak", part.weak), ("anchor", part.anchors)):
+                    for p in phrases:
+                        self.index.add(p, (part.key, kind, p))
+        for text in vocabulary.sections.get("fine-tuning", []):
+            p = phrase(text)
+            self.index.add(p, (_FINE_TUNING, "anchor", p))
 
     def hits(self, units: list[Unit], explain: Optional[list] = None) -> list[Hit]:
         out: list[Hit] = []
-        previous: dict[int, Unit] = {}
+        scans: dict[int, _Scan] = {}
+        contexts: dict[str, _Scan] = {}
         for i, u in enumerate(units):
+            scan = scans[i] = _Scan(self.index, u.words)
             # the sentence before in the paragraph (for a record, the claim before) may hold what a part needs
-            before = units[i - 1] if i and (units[i - 1].paragraph == u.paragraph or u.claim is not None) else None
-            context_words = tokens(u.context) if u.context else []
-            in_fine_tuning = any(find(p, u.words) is not None for p in self.fine_tuning)
+            before = scans[i - 1] if i and (units[i - 1].paragraph == u.paragraph or u.claim is not None) else None
+            if u.context not in contexts:
+                contexts[u.context] = _Scan(self.index, tokens(u.context) if u.context else [])
+            context = contexts[u.context]
+            in_fine_tuning = _FINE_TUNING in scan.anchors
             for o in self.vocabulary.omissions:
                 scope = set(o.out_of_scope)
                 if scope & u.sections or ("fine-tuning" in scope and in_fine_tuning):
@@ -116,18 +140,17 @@ class Rulebook:
                         explain.append(Dropped(o.id, u, f"in a {', '.join(sorted(scope & u.sections) or ['fine-tuning'])} "
                                                         f"section or sentence: out of scope"))
                     continue
-                found = self._unit_hits(o, u, before, context_words, explain)
-                out += found
-            previous[u.paragraph] = u
+                out += self._unit_hits(o, u, scan, before, context, explain)
+            scans.pop(i - 1, None)
         return out
 
-    def _unit_hits(self, o: Omission, u: Unit, before: Optional[Unit], context_words: list[str],
+    def _unit_hits(self, o: Omission, u: Unit, scan: _Scan, before: Optional[_Scan], context: _Scan,
                    explain: Optional[list]) -> list[Hit]:
         parts = self.parts[o.id]
         mentioned: dict[str, tuple[Phrase, int]] = {}
         out: list[Hit] = []
         for p in parts:
-            found = p.matches(u)
+            found = scan.matches(p)
             if not found:
                 continue
             # the first cue outside a negation mentions the part ("we did not use dropout, but swept four
@@ -154,8 +177,7 @@ class Rulebook:
                 continue
             cue, _ = mentioned[p.id]
             needs_met = not p.needs or bool(p.needs & set(mentioned)) or p.spec.nearby and (
-                self._mentions(o, p.needs, context_words)
-                or (before is not None and self._mentions(o, p.needs, before.words)))
+                context.mentions(parts, p.needs) or (before is not None and before.mentions(parts, p.needs)))
             figure = p.figure(u) if needs_met else None
             given = (not p.figures and not p.row_figures and needs_met) or figure is not None
             if p.needs and not needs_met and explain is not None:
@@ -165,10 +187,6 @@ class Rulebook:
                 continue
             out.append(Hit(o.id, p.id, cue.text, u, figure, given and not partial_only, partial_only))
         return out
-
-    def _mentions(self, o: Omission, part_ids: set[str], words: list[str]) -> bool:
-        fake = Unit("", words=words)
-        return any(p.id in part_ids and p.match(fake) is not None for p in self.parts[o.id])
 
     def _negated_cue(self, u: Unit, cue: Phrase, at: int) -> bool:
         """A cue that is itself a negation ("no human intervention") is not negated by it."""

@@ -16,7 +16,7 @@ from typing import Optional
 from kb.model import Claim, Report, Vocabulary
 
 from .figures import Figure, FigureReader
-from .words import Phrase, any_of, phrase, spans, tokens
+from .words import Phrase, PhraseIndex, phrase, spans, tokens
 
 
 @dataclass
@@ -42,18 +42,32 @@ class Reader:
         self.figures = FigureReader({k: list(v) for k, v in vocabulary.figure_kinds.items()})
         self.sections: dict[str, list[Phrase]] = {k: [phrase(p) for p in v] for k, v in vocabulary.sections.items()}
         self._title: Optional[str] = None  # of the text being read
+        self._section_index = PhraseIndex()
+        for kind, phrases in self.sections.items():
+            for p in phrases:
+                self._section_index.add(p, (kind, p))
+        self._kinds_seen: dict[str, frozenset] = {}
+        self._typed: dict[str, list[Figure]] = {}  # a claim's "value unit", typed
 
     def section_kinds(self, headings: tuple[str, ...]) -> frozenset:
         found = set()
         for h in headings:
             if h == self._title:
                 continue  # the report's title names the report, not a section ("... Fine-Tuned Chat Models")
-            words = tokens(h)
-            kinds = {kind for kind, phrases in self.sections.items() if any_of(phrases, words)}
-            if "pretraining" in kinds:
-                kinds.discard("fine-tuning")  # "Pretraining and Adaptation" covers both
-            found |= kinds
+            found |= self._heading_kinds(h)
         return frozenset(found)
+
+    def _heading_kinds(self, heading: str, words: Optional[list[str]] = None) -> frozenset:
+        kinds = self._kinds_seen.get(heading) if words is None else None
+        if kinds is None:
+            words = tokens(heading) if words is None else words
+            found = {kind for (kind, _), _ in self._section_index.scan(words)}
+            if "pretraining" in found:
+                found.discard("fine-tuning")  # "Pretraining and Adaptation" covers both
+            kinds = frozenset(found)
+            if len(self._kinds_seen) < 10_000:
+                self._kinds_seen[heading] = kinds
+        return kinds
 
     def unit(self, text: str, **kw) -> Unit:
         u = Unit(text, **kw)
@@ -74,18 +88,19 @@ class Reader:
             headings = (c.locator,) if c.locator else ()
             reported_from = len(c.statement) + 1 if c.quote else len(text)
             u = self.unit(text, line=where(i) if where else None, claim=f"{report.id}/{c.id}", headings=headings,
-                          sections=self._claim_sections(c, headings),
                           kind="row" if c.quote_kind == "table" else "claim", paragraph=i)
+            statement = [w for w, at in zip(u.words, u.offsets) if at < len(c.statement)]
+            u.sections = self._claim_sections(c, headings, statement)
             u.figures = u.figures + self._claim_figure(c)
             u.context = " ".join(headings)
             u.reported_from = reported_from
             out.append(u)
         return out
 
-    def _claim_sections(self, c: Claim, headings: tuple[str, ...]) -> frozenset:
-        """A claim's section, from its locator; and fine-tuning, when its statement is about fine-tuning."""
+    def _claim_sections(self, c: Claim, headings: tuple[str, ...], words: list[str]) -> frozenset:
+        """A claim's section, from its locator; and fine-tuning, when its statement (words) is about fine-tuning."""
         kinds = set(self.section_kinds(headings))
-        if "fine-tuning" in self.section_kinds((c.statement,)):
+        if "fine-tuning" in self._heading_kinds(c.statement, words):
             kinds.add("fine-tuning")
         return frozenset(kinds)
 
@@ -94,8 +109,12 @@ class Reader:
         if c.value is None:
             return []
         shown = f"{c.value_text or c.value} {c.unit or ''}".strip()
-        typed = self.figures.read(shown)
-        return typed[:1] if typed else [Figure("number", shown, float(c.low), 0, 0)]
+        typed = self._typed.get(shown)
+        if typed is None:
+            typed = self.figures.read(shown)[:1]
+            if len(self._typed) < 100_000:  # a knowledge base repeats its units and figures
+                self._typed[shown] = typed
+        return typed or [Figure("number", shown, float(c.low), 0, 0)]
 
     # Texts.
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable, Optional
+from typing import Any, Optional
 
 import snowballstemmer
 
@@ -64,9 +64,26 @@ def find(phrase_: Phrase, words: list[str], start: int = 0) -> Optional[int]:
         i += 1
 
 
-def any_of(phrases: Iterable[Phrase], words: list[str]) -> Optional[tuple[Phrase, int]]:
-    for p in phrases:
-        at = find(p, words)
-        if at is not None:
-            return p, at
-    return None
+class PhraseIndex:
+    """Many phrases found in one pass over a text's words: phrases are filed by their first stem, so each word
+    looks up only the phrases that can start there (the auditor's thousands of cues, against every unit)."""
+
+    def __init__(self):
+        self._by_first: dict[str, list[tuple[tuple[str, ...], Any]]] = {}
+
+    def add(self, p: Phrase, payload: Any) -> None:
+        if p.stems:
+            self._by_first.setdefault(p.stems[0], []).append((p.stems, payload))
+
+    def scan(self, words: list[str]) -> list[tuple[Any, int]]:
+        """Every (payload, position) of a phrase found in words, in the order of the text."""
+        out = []
+        by_first = self._by_first
+        for i, w in enumerate(words):
+            candidates = by_first.get(w)
+            if candidates:
+                for stems, payload in candidates:
+                    n = len(stems)
+                    if n == 1 or tuple(words[i:i + n]) == stems:
+                        out.append((payload, i))
+        return out
