@@ -34,6 +34,7 @@ from .problems import Problem
 from .reverify import Results, ResultsError
 from .snapshot import Snapshot, current_files, open_snapshot, relative_name
 from .sources import Cache, cache_dir
+from .verdict_cache import VerdictCache, vocabulary_digest
 
 # An update replaces the rows of the changed reports; past this share of the files a full build is as quick.
 UPDATE_AT_MOST = 0.1
@@ -74,7 +75,8 @@ def build(
     stage = on_stage or (lambda s: None)
     if not claims_dir.is_dir():
         raise BuildError(f"{claims_dir}: no such folder")
-    results_path = Cache(cache_dir(claims_dir.resolve().parent, cache)).results
+    cache_folder = cache_dir(claims_dir.resolve().parent, cache)
+    results_path = Cache(cache_folder).results
     try:
         reverified = Results.load(results_path)
     except ResultsError as e:
@@ -96,7 +98,7 @@ def build(
         snapshot = open_snapshot(claims_dir, db_path, files) if built_on and built_on <= today and same_results \
             else None
         if snapshot is not None:
-            updated = _update(snapshot, today, fingerprint, base, stage, built_on, reverified)
+            updated = _update(snapshot, today, fingerprint, base, stage, built_on, reverified, cache_folder)
             if updated is not None:
                 return updated
 
@@ -108,7 +110,7 @@ def build(
     stage("writing")
     db_path.parent.mkdir(parents=True, exist_ok=True)
     with atomic.writer_lock(db_path):
-        return _write(db_path, result, today, fingerprint, base, reverified)
+        return _write(db_path, result, today, fingerprint, base, reverified, cache_folder)
 
 
 def _day(text: Optional[str]) -> Optional[date]:
@@ -128,7 +130,7 @@ def _valid(result: Validation) -> Validation:
 
 
 def _update(snapshot: Snapshot, today: date, fingerprint: str, base: str, stage: Callable,
-            built_on: date, reverified: Results) -> Optional[BuildResult]:
+            built_on: date, reverified: Results, cache_folder: Optional[Path] = None) -> Optional[BuildResult]:
     """Replace the rows of the reports whose files changed, in a copy of the last database. None when a full
     build is the better way (many files changed, or a new file takes the id of another report).
 
@@ -167,7 +169,7 @@ def _update(snapshot: Snapshot, today: date, fingerprint: str, base: str, stage:
     with atomic.writer_lock(snapshot.db_path):
         if read.meta(snapshot.db_path).get("fingerprint") != snapshot.meta.get("fingerprint"):
             return None  # another build replaced the database meanwhile
-        return _write(snapshot.db_path, result, today, fingerprint, base, reverified,
+        return _write(snapshot.db_path, result, today, fingerprint, base, reverified, cache_folder,
                       update=(replaced, [*names, *removed], built_on != today))
 
 
@@ -190,18 +192,22 @@ def _as_formulas_see_it(index: Index, ref: str) -> Optional[tuple]:
 
 
 def _write(db_path: Path, result: Validation, today: date, fingerprint: str, base: str, reverified: Results,
-           update: Optional[tuple[set[str], list[str], bool]] = None) -> BuildResult:
+           cache_folder: Optional[Path] = None, update: Optional[tuple[set[str], list[str], bool]] = None
+           ) -> BuildResult:
     """Write a new database (or, with `update` = (reports, files, new day), a copy of the last one with the rows
     of those reports and files replaced, and on a new day the checks' ages refreshed) into a temporary file,
-    check it holds the records' claims, rename it over."""
+    check it holds the records' claims, rename it over. The verdicts kept in cache_folder are read (and the new
+    ones kept there)."""
+    verdicts = VerdictCache(cache_folder, vocabulary_digest(result.vocabulary)) if cache_folder else None
     with atomic.temporary(db_path) as tmp:
         try:
             if update is None:
-                counts = write_database(tmp, result, today, atomic.fs_clock(tmp), reverified)
+                counts = write_database(tmp, result, today, atomic.fs_clock(tmp), reverified, verdicts)
             else:
                 shutil.copyfile(db_path, tmp)
                 shutil.copymode(db_path, tmp)  # mkstemp made it private; readers of the database need what they had
-                counts = update_database(tmp, result, today, atomic.fs_clock(tmp), *update, reverify=reverified)
+                counts = update_database(tmp, result, today, atomic.fs_clock(tmp), *update, reverify=reverified,
+                                         verdict_cache=verdicts)
         except IntegrityError as e:
             raise BuildError(f"{e}; the database was not changed")
         found, stored, total = read.written(tmp, {rec.report.id for rec in result.loaded.records})

@@ -30,12 +30,13 @@ def _insert(conn: sqlite3.Connection, name: str, rows: Iterable[dict]) -> int:
     return conn.executemany(sql, ([row.get(c) for c in columns] for row in rows)).rowcount
 
 
-def write_database(path: Path, result, today: date, fs_now_ns: int, reverify=None) -> dict[str, int]:
-    """Write every table, index and view into a fresh database at path (with the last kb reverify results, if
-    any). Returns row counts per table."""
+def write_database(path: Path, result, today: date, fs_now_ns: int, reverify=None,
+                   verdict_cache=None) -> dict[str, int]:
+    """Write every table, index and view into a fresh database at path (with the last kb reverify results, and
+    the verdicts kept between builds, if any). Returns row counts per table."""
     import sqlite_utils
 
-    rows = table_rows(result, today, fs_now_ns, reverify)
+    rows = table_rows(result, today, fs_now_ns, reverify, verdict_cache)
     counts: dict[str, int] = {}
     db = sqlite_utils.Database(path, recreate=True)
     db.execute("pragma journal_mode = off")
@@ -64,11 +65,11 @@ def write_database(path: Path, result, today: date, fs_now_ns: int, reverify=Non
 
 
 def update_database(path: Path, result, today: date, fs_now_ns: int, reports: set[str], files: list[str],
-                    new_day: bool = False, reverify=None) -> dict[str, int]:
+                    new_day: bool = False, reverify=None, verdict_cache=None) -> dict[str, int]:
     """In a copy of the last database at path: delete the rows of `reports` and of the record `files`, insert
     the rows of the validated records (the changed files and the reports whose formulas use them); on a new day,
     count every check's age again (the reports whose citability changed with it are among `reports`)."""
-    rows = {name: list(make()) for name, make in table_rows(result, today, fs_now_ns, reverify).items()}
+    rows = {name: list(make()) for name, make in table_rows(result, today, fs_now_ns, reverify, verdict_cache).items()}
     doomed = json.dumps(sorted(reports))
     fts = schema.table("claims").fts
     conn = sqlite3.connect(str(path), isolation_level=None)  # transactions are begun and committed here

@@ -1,0 +1,64 @@
+"""Verdicts kept between builds (.cache/verdicts): a cold build with the cache reads the auditor's verdicts
+instead of auditing every report, and stores exactly what a build without it stores."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+from conftest import CLAIMS, TODAY
+from kb.store import build
+
+
+def verdict_table(db: Path) -> list:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute("select * from verdicts order by report, omission, provider").fetchall()
+    finally:
+        conn.close()
+
+
+def cached_files(cache: Path) -> list[Path]:
+    return sorted((cache / "verdicts").rglob("*.json"))
+
+
+def copy_kb(tmp_path: Path) -> Path:
+    claims = tmp_path / "kb" / "claims"
+    shutil.copytree(CLAIMS, claims)
+    return claims
+
+
+def test_a_cold_build_with_the_cache_stores_the_same_verdicts_as_one_without(tmp_path):
+    claims = copy_kb(tmp_path)
+    cache = tmp_path / "cache"
+    build(claims, tmp_path / "first.db", today=TODAY, force=True, cache=cache)
+    kept = cached_files(cache)
+    assert len(kept) == len(list(claims.glob("*.yaml")))  # one file per record and provider
+    stamps = {p: p.stat().st_mtime_ns for p in kept}
+
+    build(claims, tmp_path / "cached.db", today=TODAY, force=True, cache=cache)
+    assert {p: p.stat().st_mtime_ns for p in cached_files(cache)} == stamps  # read, not written again
+    build(claims, tmp_path / "cold.db", today=TODAY, force=True, cache=tmp_path / "empty")
+    assert verdict_table(tmp_path / "cached.db") == verdict_table(tmp_path / "cold.db") != []
+
+
+def test_a_changed_record_is_audited_again(tmp_path):
+    claims = copy_kb(tmp_path)
+    cache = tmp_path / "cache"
+    build(claims, tmp_path / "kb.db", today=TODAY, force=True, cache=cache)
+    before = set(cached_files(cache))
+    record = claims / "opt-175b.yaml"
+    record.write_text(record.read_text() + "\n# an edit\n")
+    build(claims, tmp_path / "kb.db", today=TODAY, cache=cache)
+    assert len(set(cached_files(cache)) - before) == 1  # the edited record's verdicts, under its new digest
+
+
+def test_a_cache_file_that_cannot_be_read_is_a_miss_not_an_error(tmp_path):
+    claims = copy_kb(tmp_path)
+    cache = tmp_path / "cache"
+    build(claims, tmp_path / "first.db", today=TODAY, force=True, cache=cache)
+    for p in cached_files(cache):
+        p.write_text("{not json")
+    build(claims, tmp_path / "again.db", today=TODAY, force=True, cache=cache)
+    assert verdict_table(tmp_path / "again.db") == verdict_table(tmp_path / "first.db")
