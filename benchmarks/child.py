@@ -10,14 +10,25 @@ import time
 from pathlib import Path
 
 
-def kb_build(claims: str, db: str, force: str = "force") -> float:
+def kb_build(claims: str, db: str, force: str = "force", cache: str = "") -> float:
+    """`cache`: the cache folder (its verdicts kept between builds); a new empty one measures a cold build."""
     from kb.store import build
 
+    stages: dict[str, float] = {}
+    last = [time.perf_counter(), "start"]
+
+    def on_stage(name: str) -> None:
+        now = time.perf_counter()
+        stages[last[1]] = stages.get(last[1], 0.0) + now - last[0]
+        last[:] = [now, name]
+
     t = time.perf_counter()
-    result = build(claims, db, force=force == "force")
+    result = build(claims, db, force=force == "force", cache=cache or None, on_stage=on_stage)
     seconds = time.perf_counter() - t
+    on_stage("end")
     how = "skipped" if result.skipped else f"updated {len(result.updated)}" if result.updated else "full"
-    print(json.dumps({"build": how}), file=sys.stderr)  # what the build did, for the runner's notes
+    # what the build did and how long each stage took, for the runner's notes
+    print(json.dumps({"build": how, "stages": stages}), file=sys.stderr)
     return seconds
 
 

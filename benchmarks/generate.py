@@ -102,6 +102,26 @@ UNSAID = [
     "The contamination check's threshold and the overlap found are not reported.",
 ]
 
+# The second corpus (style "long"): claim texts several sentences long, quotes of two or three sentences, titles
+# alike across reports, and an organisation for every few reports, as a knowledge base of real reports reads.
+LONG_TITLES = ["{name}: Technical Report", "{name} Technical Report", "The {name} Technical Report",
+               "{name}: Open Foundation Models", "{name}: Open Foundation and Chat Models"]
+LONG_SENTENCES = [
+    "The figure is the one the authors report for the final pretraining run, not for the ablations that preceded it.",
+    "It was measured on the production cluster over the whole run, including the periods spent recovering from "
+    "hardware failures and restarting from the last checkpoint.",
+    "The report's appendix breaks it down by stage, and the totals given there agree with the main text to within "
+    "rounding.",
+    "Later versions of the report round it differently; the value here is the one printed in the camera-ready "
+    "version.",
+    "The authors compare it with two earlier runs of their own and with the published figures of comparable "
+    "models, without giving the data behind that comparison.",
+    "A footnote says the figure excludes development compute such as preliminary experiments, failed runs and "
+    "hyperparameter searches.",
+    "The same section describes how the team monitored the run, with automated health checks on every node and "
+    "an on-call rotation for the interventions the automation could not handle.",
+]
+
 _PLAIN = re.compile(r"^[A-Za-z0-9(][A-Za-z0-9 ,.;()%/+'’–-]*[A-Za-z0-9.)%']$")
 
 
@@ -172,13 +192,17 @@ class _Report:
     """One synthetic record, as ordered YAML lines and as a dict."""
 
     def __init__(self, rng: random.Random, index: int, n_claims: int, today: date,
-                 earlier: list[tuple[str, str, float]]):
-        self.rng = rng
+                 earlier: list[tuple[str, str, float]], style: str = "project"):
+        self.rng, self.style = rng, style
         family = _name(rng, index)
         size = rng.choice(SIZES)
         self.id = f"{family.lower()}-{size.lower()}"
-        self.title = rng.choice(TITLES).format(name=f"{family} {size}")
-        self.organization = f"{rng.choice(LABS)} {_name(rng, index + 7919)}"
+        if style == "long":
+            self.title = rng.choice(LONG_TITLES).format(name=f"{family} {size}")
+            self.organization = f"{_name(rng, index // 3 + 104729)} {rng.choice(['AI', 'Labs', 'Research'])}"
+        else:
+            self.title = rng.choice(TITLES).format(name=f"{family} {size}")
+            self.organization = f"{rng.choice(LABS)} {_name(rng, index + 7919)}"
         self.published = today - timedelta(days=rng.randint(400, 2000))
         checked = min(today - timedelta(days=rng.randint(1, 300)), today)
         self.models = [f"{family} {size}", f"{family} {size} Instruct"]
@@ -225,6 +249,8 @@ class _Report:
             written, value = _figure(rng, low, high, integer)
             shown = str(written)
         c["statement"] = template.format(v=shown, unit=unit)[:-1] + f" (row {j} of the summary)."
+        if self.style == "long":
+            c["statement"] += " " + " ".join(rng.sample(LONG_SENTENCES, rng.randint(1, 3)))
         c["value"] = written
         if rng.random() < 0.15:
             c["bound"] = rng.choice(["about", "at-least", "at-most"])
@@ -232,7 +258,8 @@ class _Report:
         c["source"] = "blog" if status == "secondary" else "paper"
         c["locator"] = rng.choice(SECTIONS)
         if rng.random() < 0.6 or status == "confirmed":  # a confirmed figure is quoted (KB310)
-            c["quote"] = rng.choice(QUOTES)
+            c["quote"] = (" ".join([rng.choice(QUOTES)] + rng.sample(LONG_SENTENCES, rng.randint(1, 2)))
+                          if self.style == "long" else rng.choice(QUOTES))
         c["verified"] = checked.isoformat()
         c["status"] = status
         if status == "contradicted":
@@ -321,20 +348,26 @@ def _item(d: dict, indent: str) -> list[str]:
     return lines
 
 
-def records(reports: int, claims: int, seed: int = 0, today: Optional[date] = None) -> Iterator[_Report]:
+STYLES = ("project", "long")
+
+
+def records(reports: int, claims: int, seed: int = 0, today: Optional[date] = None,
+            style: str = "project") -> Iterator[_Report]:
     rng = random.Random(seed)
     today = clock.today(today)
     earlier: list[tuple[str, str, float]] = []
     for i in range(reports):
-        r = _Report(rng, i, claims, today, earlier)
+        r = _Report(rng, i, claims, today, earlier, style)
         earlier = (earlier + r.exported())[-300:]
         yield r
 
 
 def generate(folder: Path, reports: int, claims: int, seed: int = 0, today: Optional[date] = None,
-             flat_yaml: Optional[Path] = None, flat_json: Optional[Path] = None) -> Corpus:
+             flat_yaml: Optional[Path] = None, flat_json: Optional[Path] = None, style: str = "project") -> Corpus:
     """Write a knowledge base of `reports` records × `claims` claims to folder (created, emptied of records
-    first; the packaged vocabulary applies); optionally the same claims flattened into one YAML and one JSON file."""
+    first; the packaged vocabulary applies); optionally the same claims flattened into one YAML and one JSON file.
+    `style`: "project" (short claims, the default) or "long" (claim texts and quotes of several sentences, titles
+    alike, an organisation for every few reports)."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     for old in folder.glob("*.yaml"):
@@ -343,7 +376,7 @@ def generate(folder: Path, reports: int, claims: int, seed: int = 0, today: Opti
     yaml_out = open(flat_yaml, "w", encoding="utf-8") if flat_yaml else None
     rows: list[dict] = []
     try:
-        for r in records(reports, claims, seed, today):
+        for r in records(reports, claims, seed, today, style):
             text = r.yaml()
             (folder / f"{r.id}.yaml").write_text(text, encoding="utf-8")
             corpus.ids.append(r.id)
@@ -372,8 +405,10 @@ def main(argv: Optional[list[str]] = None) -> None:
     ap.add_argument("--reports", type=int, default=100)
     ap.add_argument("--claims", type=int, default=100)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--style", choices=STYLES, default="project",
+                    help="project: short claims; long: long claim texts, similar titles, many organisations")
     a = ap.parse_args(argv)
-    c = generate(a.folder, a.reports, a.claims, a.seed)
+    c = generate(a.folder, a.reports, a.claims, a.seed, style=a.style)
     print(f"{c.folder}: {c.reports} reports, {c.claims} claims ({c.derived} derived), {c.bytes / 1e6:.1f} MB")
 
 
