@@ -74,15 +74,21 @@ class FigureReader:
         for kind, words in self.after:
             if words:
                 self._after_by_first.setdefault(words[0], []).append((kind, words))
-        self.before = [tuple(stem(x) for x in re.findall(r"[a-z0-9<>=≥≤]+", w.lower())) for w in kinds.get("threshold", [])]
+        self.before: dict[str, list[tuple[str, ...]]] = {}  # the words before a threshold, by their last word
+        for w in kinds.get("threshold", []):
+            words = tuple(stem(x) for x in re.findall(r"[a-z0-9<>=≥≤]+", w.lower()))
+            if words:
+                self.before.setdefault(words[-1], []).append(words)
 
     def read(self, text: str) -> list[Figure]:
         out: list[Figure] = []
         masked = _NOT_FIGURES.sub(lambda m: " " * len(m.group()), text)
         # a number in LaTeX math ("$8$K", "$\sim 1.3$T", "$40\%$") reads as the number (same length, so
         # offsets hold)
-        masked = _MATH_NUMBER.sub(lambda m: " " + " " * len(m.group(1)) + m.group(2) + " ", masked)
-        for m in _NGRAM.finditer(masked):
+        if "$" in masked:
+            masked = _MATH_NUMBER.sub(lambda m: " " + " " * len(m.group(1)) + m.group(2) + " ", masked)
+        low = masked.lower()
+        for m in _NGRAM.finditer(masked) if ("gram" in low or "=" in low or "token" in low) else ():
             n = m.group(1) or m.group(2)
             out.append(Figure("ngram", m.group(), float(n), m.start(), m.end()))
         taken = [(f.start, f.end) for f in out]
@@ -103,8 +109,8 @@ class FigureReader:
 
     def _kind(self, m, value, after, before, text) -> tuple[Optional[str], int]:
         """The figure's kind, and how many of the words after it typed it."""
-        if _OR_MORE.match(text[m.end():m.end() + 20]) or any(
-                tuple(before[-len(w):]) == w for w in self.before if w):
+        if _OR_MORE.match(text[m.end():m.end() + 20]) or before and any(
+                tuple(before[-len(w):]) == w for w in self.before.get(before[-1], ())):
             return "threshold", 0  # "at least 0.4", "over 30%", "32 or more": a cut-off
         if m.group("pct"):
             return "percent", 0
@@ -119,7 +125,8 @@ class FigureReader:
                 if kind == "params" and not suffix and words != ("paramet",):
                     continue  # "7 models" is a count, "7B models" a size
                 return kind, len(words)
-        if re.search(r"(?:^|[\s(~])\$$", text[max(0, m.start() - 2):m.start()]) and text[m.end():m.end() + 1] != "$":
+        if text[m.start() - 1:m.start()] == "$" and re.search(r"(?:^|[\s(~])\$$", text[max(0, m.start() - 2):m.start()]) \
+                and text[m.end():m.end() + 1] != "$":
             return "compute", 0  # money (a "$" of LaTeX math is not)
         if suffix and suffix.upper() in "KMBT":
             return ("params" if suffix.upper() in "MB" else "tokens"), 0

@@ -12,6 +12,7 @@ The verdict: disclosed when one of the omission's rules holds, partial when any 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -85,6 +86,7 @@ class _Scan:
         self.cues: dict[tuple, list[tuple[Phrase, int]]] = {}
         self.weak: dict[tuple, list[tuple[Phrase, int]]] = {}
         self.anchors: set[tuple] = set()
+        self.negations: dict = {}  # whether a cue at a position stands in a negation, once known
         for (key, kind, p), at in index.scan(words):
             if kind == "cue":
                 self.cues.setdefault(key, []).append((p, at))
@@ -149,13 +151,14 @@ class Rulebook:
         parts = self.parts[o.id]
         mentioned: dict[str, tuple[Phrase, int]] = {}
         out: list[Hit] = []
+        memo = scan.negations
         for p in parts:
             found = scan.matches(p)
             if not found:
                 continue
             # the first cue outside a negation mentions the part ("we did not use dropout, but swept four
             # learning rates": the sweep counts); when every cue is negated, the part says what that means
-            standing = [m for m in found if not self._negated_cue(u, *m)]
+            standing = [m for m in found if not self._negated_cue(u, *m, memo)]
             if standing:
                 if p.spec.negated != "only":
                     mentioned[p.id] = standing[0]
@@ -188,23 +191,33 @@ class Rulebook:
             out.append(Hit(o.id, p.id, cue.text, u, figure, given and not partial_only, partial_only))
         return out
 
-    def _negated_cue(self, u: Unit, cue: Phrase, at: int) -> bool:
-        """A cue that is itself a negation ("no human intervention") is not negated by it."""
+    def _negated_cue(self, u: Unit, cue: Phrase, at: int, memo: dict) -> bool:
+        """A cue that is itself a negation ("no human intervention") is not negated by it. `memo`: the answers
+        for this unit so far, by word position (None: the unit has no negation at all)."""
         if any(w in {"no", "not", "without", "zero", "never"} for w in cue.stems):
             return False
-        return self._negated(u, cue, at)
+        if "any" not in memo:  # most units have no negation word anywhere: nothing to look for
+            memo["any"] = _NEGATION.search(" ".join(u.text.split())) is not None
+        if not memo["any"]:
+            return False
+        if at not in memo:
+            memo[at] = self._negated(u, cue, at, memo)
+        return memo[at]
 
     @staticmethod
-    def _negated(u: Unit, cue: Phrase, at: int) -> bool:
+    def _negated(u: Unit, cue: Phrase, at: int, memo: Optional[dict] = None) -> bool:
         """Whether a negation stands before the cue in its clause (within five words)."""
         words = u.text
         if at >= len(u.offsets):
             return False
         start = u.offsets[at]
-        clause_start = 0
-        for m in _CLAUSE.finditer(words, 0, start):
-            clause_start = m.end()
-        prefix = words[clause_start:start]
+        memo = {} if memo is None else memo
+        if "clauses" not in memo:  # where each clause of the unit ends, found once
+            memo["clauses"] = [m.end() for m in _CLAUSE.finditer(words)]
+        ends = memo["clauses"]
+        i = bisect_right(ends, start)
+        clause_start = ends[i - 1] if i else 0
+        prefix = words[max(clause_start, start - 400):start]
         window = " ".join(prefix.split()[-5:])
         return bool(_NEGATION.search(window))
 

@@ -29,7 +29,13 @@ _WORD = re.compile(r"[a-z0-9]+(?:[-\u00ad\u2010\u2011][a-z0-9]+)*(?:\.[0-9]+)?")
 def spans(text: str) -> list[tuple[str, int, int]]:
     """(stem, start, end) of each word of the text: lowercased, a hyphenated word joined ("re-started" is
     "restarted"), stemmed."""
-    return [(stem(_JOIN.sub("", m.group())), m.start(), m.end()) for m in _WORD.finditer(text.lower())]
+    out = []
+    for m in _WORD.finditer(text.lower()):
+        w = m.group()
+        if "-" in w or "\u00ad" in w or "\u2010" in w or "\u2011" in w:
+            w = _JOIN.sub("", w)
+        out.append((stem(w), m.start(), m.end()))
+    return out
 
 
 def tokens(text: str) -> list[str]:
