@@ -255,6 +255,9 @@ def test_the_workflow_validates_tests_builds_and_audits_changed_records():
     for command in ("kb validate --strict", "kb fmt --check", "kb build", "audit --format markdown",
                     "GITHUB_STEP_SUMMARY", "make test"):
         assert command in steps
+    # the build before the tests keeps the auditor's verdicts in .cache/verdicts, which CI keeps between runs
+    kept = [s["with"]["path"] for s in wf["jobs"]["check"]["steps"] if s.get("uses", "").startswith("actions/cache")]
+    assert kept == [".cache/verdicts"]
     template = (ROOT / ".github" / "pull_request_template.md").read_text()
     assert "verbatim" in template and "Derived formulas check" in template
     assert {p.name for p in (ROOT / ".github" / "ISSUE_TEMPLATE").iterdir()} == {"add-a-report.md",
