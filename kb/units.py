@@ -31,6 +31,7 @@ class UnitIndex:
     """Lookup of the vocabulary's units, their aliases and plurals, with an optional scale word in front."""
 
     def __init__(self, vocabulary: Vocabulary):
+        self._typos: dict[str, Optional[str]] = {}
         self.names: dict[str, tuple[str, str, float]] = {}
         self.ranges: dict[str, tuple[Optional[float], Optional[float]]] = {}
         for u in vocabulary.units:
@@ -64,6 +65,11 @@ class UnitIndex:
         """The known unit this one is a letter or two away from ("interuptions" → "interruptions"), if any."""
         if not unit or self.normalize(unit):
             return None
+        if unit not in self._typos:  # a record repeats its units: each is compared with every known one once
+            self._typos[unit] = self._nearest(unit)
+        return self._typos[unit]
+
+    def _nearest(self, unit: str) -> Optional[str]:
         from rapidfuzz.distance import Levenshtein
 
         text = " ".join(unit.split()).lower()
