@@ -67,6 +67,8 @@ class _Part:
         self.cues = [phrase(c) for c in part.cues]
         self.weak = [phrase(c) for c in part.weak_cues]
         self.anchors = [phrase(c) for c in part.anchors]
+        self.in_sections = {kind: ([phrase(c) for c in sc.cues], [phrase(a) for a in sc.anchors])
+                            for kind, sc in part.in_sections.items()}
         self.figures = set(part.figures)
         self.row_figures = set(part.row_figures)
         self.needs = set(part.needs)
@@ -92,16 +94,26 @@ class _Scan:
                 self.cues.setdefault(key, []).append((p, at))
             elif kind == "weak":
                 self.weak.setdefault(key, []).append((p, at))
-            else:
+            elif kind == "anchor":
                 self.anchors.add(key)
+            elif kind[0] == "section-cue":
+                self.cues.setdefault((key, kind[1]), []).append((p, at))
+            else:  # a section's anchor
+                self.anchors.add((key, kind[1]))
 
-    def matches(self, part: _Part) -> list[tuple[Phrase, int]]:
+    def matches(self, part: _Part, sections: frozenset = frozenset()) -> list[tuple[Phrase, int]]:
         """Every cue of the part found and where, in the order of the text: its strong cues; its weak ones only
-        when no strong cue is found and one of its anchors is."""
+        when no strong cue is found and one of its anchors is; in a section of a kind the part names, that
+        section's cues next to one of that section's anchors."""
         found = self.cues.get(part.key)
         if found:
             return found
-        return self.weak.get(part.key, []) if part.key in self.anchors else []
+        if part.key in self.anchors and part.key in self.weak:
+            return self.weak[part.key]
+        for kind in part.in_sections:
+            if kind in sections and (part.key, kind) in self.anchors and (part.key, kind) in self.cues:
+                return self.cues[(part.key, kind)]
+        return []
 
     def mentions(self, parts: list[_Part], part_ids: set[str]) -> bool:
         return any(p.id in part_ids and self.matches(p) for p in parts)
@@ -119,6 +131,11 @@ class Rulebook:
                 for kind, phrases in (("cue", part.cues), ("weak", part.weak), ("anchor", part.anchors)):
                     for p in phrases:
                         self.index.add(p, (part.key, kind, p))
+                for section, (cues, anchors) in part.in_sections.items():
+                    for p in cues:
+                        self.index.add(p, (part.key, ("section-cue", section), p))
+                    for p in anchors:
+                        self.index.add(p, (part.key, ("section-anchor", section), p))
         for text in vocabulary.sections.get("fine-tuning", []):
             p = phrase(text)
             self.index.add(p, (_FINE_TUNING, "anchor", p))
@@ -153,7 +170,7 @@ class Rulebook:
         out: list[Hit] = []
         memo = scan.negations
         for p in parts:
-            found = scan.matches(p)
+            found = scan.matches(p, u.sections)
             if not found:
                 continue
             # the first cue outside a negation mentions the part ("we did not use dropout, but swept four

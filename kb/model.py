@@ -298,6 +298,14 @@ class Pattern(Strict):
 Phrase = Annotated[str, Field(min_length=2, max_length=200)]
 
 
+class SectionCues(Strict):
+    """Cues that mention a part only inside a kind of section, next to one of its anchors ("thank ... for the
+    compute" in acknowledgements credits people with running the training; elsewhere "thank" says nothing)."""
+
+    cues: list[Phrase] = Field(min_length=1)
+    anchors: list[Phrase] = Field(min_length=1)
+
+
 class OmissionPart(Strict):
     """A part of an omission, and how the auditor recognises it (RUBRIC.md decides what each part means)."""
 
@@ -325,6 +333,8 @@ class OmissionPart(Strict):
     # (an admission is partial), or as a mention of another omission's part ("omission/part"); `only`: the part
     # is mentioned by negated cues only ("no loss spikes" is operations evidence, "loss spikes" alone is not).
     negated: Annotated[str, Field(pattern=r"^(ignore|mention|only|[a-z0-9-]+/[a-z0-9-]+)$")] = "ignore"
+    # Cues that count only inside a kind of section (the vocabulary's `sections`), next to that section's anchors.
+    in_sections: dict[Slug, SectionCues] = Field(default_factory=dict)
 
 
 # Kinds of figure read by their form, not by the words around them: "12%", "13-gram", "3e-4", several values of
@@ -421,7 +431,7 @@ class Vocabulary(Strict):
             named = {x for r in o.rules for x in (*r.given, *r.mentioned)} | {n for p in o.parts for n in p.needs}
             if named - parts:
                 raise ValueError(f"omission {o.id!r} names parts it does not have: {', '.join(sorted(named - parts))}")
-            for kind in (*o.out_of_scope, *o.partial_only):
+            for kind in (*o.out_of_scope, *o.partial_only, *(k for p in o.parts for k in p.in_sections)):
                 if kind not in self.sections:
                     raise ValueError(f"omission {o.id!r} names a kind of section the vocabulary does not have: {kind!r}")
             for p in o.parts:

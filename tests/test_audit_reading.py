@@ -151,6 +151,15 @@ def test_acknowledgements_give_partial_operations_evidence_at_most():
     assert v.status == "partial" and v.given == []
 
 
+def test_thanks_count_for_operations_only_when_they_are_for_the_compute_or_the_training():
+    about_training = "## Acknowledgements\n\nWe thank StabilityAI for the compute used to train our models.\n"
+    about_the_paper = "## Acknowledgements\n\nWe thank our colleagues for helpful discussions on this paper.\n"
+    outside = "## Results\n\nWe thank the reviewers; the model was trained on 512 GPUs.\n"
+    assert status(about_training, "ops-staffing") == "partial"
+    assert status(about_the_paper, "ops-staffing") == "absent"
+    assert status(outside, "ops-staffing") == "absent"  # "thank" counts only in acknowledgements
+
+
 def test_a_heading_gives_its_subject_to_the_sentences_under_it():
     text = """\
         ## Contamination
