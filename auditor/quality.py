@@ -150,7 +150,7 @@ def markdown(test: Scores, seeds: Scores) -> str:
     out = ["| Measure | Measured | Target | |", "| --- | --- | --- | --- |"]
     for k in FIGURES:
         n, d = measured[k]
-        out.append(f"| {_FIGURE_NAMES[k]} | {n}/{d} = {n / d:.0%} | {goals[k]:.0%} | "
+        out.append(f"| {_FIGURE_NAMES[k]} | {n}/{d} = {n / d:.1%} | {goals[k]:.0%} | "
                    f"{'met' if n / d >= goals[k] else '**not met**'} |")
     for title, scores, input_ in (("test split, records", test, "record"), ("test split, texts", test, "text"),
                                   ("the eight cases, records without disclosures", seeds, "record")):
