@@ -12,11 +12,12 @@ reads it, and words its problems with their lines, exactly as before. Declined:
 - before parsing: characters libyaml refuses or reads as line breaks (tabs and carriage returns among them),
   document markers and directives; where a value can start, a tag, an anchor, a reserved indicator, a complex key,
   or `]` `}` `,`; a list or mapping in brackets that is not simple and on one line; a block text's header other
-  than `|` `>` with `-` or `+`; a character escaped by its number; a colon past libyaml's key length; lines
+  than `|` `>` with `-` or `+`; a quoted key; a character escaped by its number; a colon past libyaml's key length; lines
   indented so deep that the nesting could near kb.yaml12's limit. Said of prose and quoted text too (`a, & b`):
   such a file is only read the slower way;
-- rapidyaml's refusal of the text; a top that is not one mapping (a list, a scalar, several documents); more
-  values than half kb.yaml12's limit;
+- a text that could hold more than half kb.yaml12's limit of values (decided by counting characters, before
+  rapidyaml builds a tree: kb.yaml12 refuses such a file early, in little memory);
+- rapidyaml's refusal of the text; a top that is not one mapping (a list, a scalar, several documents);
 - what the JSON would blur: an alias (rapidyaml keeps `*x` as text), a plain `~`, `Null` or `NULL` (None) against a
   quoted one (text), a plain `true`/`false` (JSON literals), an empty text, a float its JSON may have written with
   a 0 added (`.5` → `0.5`, `5.` → `5.0`) where the source holds the shorter form, a nan/inf it renamed, `<<`;
@@ -36,7 +37,7 @@ import re
 from contextlib import contextmanager
 from typing import Any, Optional, Union
 
-from .yaml12 import MAX_NODES, LazyPositions, Positions, parse_yaml
+from .yaml12 import MAX_NODES, LazyPositions, Positions, could_exceed, parse_yaml
 
 try:
     import ryml
@@ -75,6 +76,8 @@ _LINE_END = r" *(?: #[^\n]*)?(?=\n|$)"
 _SIMPLE_MAP = re.compile(rf"\{{ *(?:{_FLOW_ENTRY}(?: *, *{_FLOW_ENTRY})*)? *\}}{_LINE_END}")
 _ODD_LIST = re.compile(rf"\[(?<=[ \n]\[)(?!{_FLOW_LIST_REST}{_LINE_END})")  # a `[` after a space that is not simple
 _BLOCK_HEADER = re.compile(rf"[|>][-+]?{_LINE_END}")
+# A quoted key (a quote then `: `): rapidyaml takes one that runs over two lines, which libyaml refuses.
+_QUOTED_KEY = re.compile(r"[\"']:(?=[ \n]|$)")
 # A character given by its number in a double-quoted text: libyaml refuses some (a lone surrogate) that rapidyaml
 # takes. Said of any backslash followed by x, u or U.
 _ESCAPED_NUMBER = re.compile(r"\\[xuU]")
@@ -124,6 +127,8 @@ def declined(text: str) -> Optional[str]:
 def _read(text: str) -> tuple[dict, LazyPositions]:
     if ryml is None:
         raise _Declined("rapidyaml is not installed")
+    if could_exceed(text, MAX_NODES // 2):  # before rapidyaml builds its tree of a huge file (memory)
+        raise _Declined("near the limit of values")  # kb.yaml12 counts, and refuses early, as it always did
     src = "\n" + text
     _check_text(text, src)
     data = _data(text)
@@ -153,7 +158,7 @@ def _check_text(text: str, src: str) -> None:
         raise _Declined(f"character U+{ord(odd.group()):04X} at line {_line(src, at + 1)}")
     for rule, what in ((_DOCUMENT, "a document marker or directive"), (_DEEP, "indented 24 columns or more"),
                        *((closer, "a value that starts with ], } or ,") for closer in _CLOSERS_AT_START),
-                       (_ESCAPED_NUMBER, "a character escaped by its number"),
+                       (_ESCAPED_NUMBER, "a character escaped by its number"), (_QUOTED_KEY, "a quoted key"),
                        (_LONG_KEY, "a colon past column 1024 (libyaml refuses a key so long; rapidyaml takes it)")):
         odd = rule.search(src)
         if odd:
@@ -202,17 +207,19 @@ def _quiet_stderr():
     files in one thread)."""
     try:
         saved = os.dup(2)
-        null = os.open(os.devnull, os.O_WRONLY)
     except OSError:  # no stderr to protect
         yield
         return
     try:
-        os.dup2(null, 2)
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, 2)
+        finally:
+            os.close(null)
         yield
     finally:
         os.dup2(saved, 2)
         os.close(saved)
-        os.close(null)
 
 
 def _data(text: str) -> dict:
@@ -224,8 +231,8 @@ def _data(text: str) -> dict:
             kind = _ryml.Tree_type(tree, root)
             if kind & (ryml.STREAM | ryml.DOC) or not kind & ryml.MAP:
                 raise _Declined("not one mapping")  # several documents, a list, nothing: kb.yaml12 says what
-            if 2 * _ryml.Tree_size(tree) > MAX_NODES:
-                raise _Declined("near the limit of values")  # kb.yaml12 counts as it always did
+            if 2 * _ryml.Tree_size(tree) > MAX_NODES:  # cannot happen after could_exceed; kept as the rule
+                raise _Declined("near the limit of values")
             js = _ryml.emit_json_malloc(tree, root)
     except _Declined:
         raise
