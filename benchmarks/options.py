@@ -190,6 +190,12 @@ def parse_paths(folder: Path, repeat: int = 3) -> dict:
     out["rapidyaml JSON + json.loads, no checks"] = best(lambda: [_ryml_json(t) for t in texts])
     out["kb.fastyaml (rapidyaml JSON, checks, libyaml for the rest)"] = best(
         lambda: [fastyaml.parse_record(t) for t in texts])
+    try:  # the other fast parser on PyPI; not exact (YAML 1.2 types: 3.10 → 3.1, 012 → 12), for comparison
+        import yaml_rs
+
+        out["yaml-rs (typed: not exact)"] = best(lambda: [yaml_rs.loads(t, parse_datetime=False) for t in texts])
+    except ImportError:
+        pass
     return out
 
 

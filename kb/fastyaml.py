@@ -12,9 +12,9 @@ reads it, and words its problems with their lines, exactly as before. Declined:
 - before parsing: characters libyaml refuses or reads as line breaks (tabs and carriage returns among them),
   document markers and directives; where a value can start, a tag, an anchor, a reserved indicator, a complex key,
   or `]` `}` `,`; a list or mapping in brackets that is not simple and on one line; a block text's header other
-  than `|` `>` with `-` or `+`; a quoted key; a character escaped by its number; a colon past libyaml's key length; lines
-  indented so deep that the nesting could near kb.yaml12's limit. Said of prose and quoted text too (`a, & b`):
-  such a file is only read the slower way;
+  than `|` `>` with `-` or `+` (a comment after it too); a quoted key; a character escaped by its number; a colon
+  past libyaml's key length; lines indented so deep that the nesting could near kb.yaml12's limit. Said of prose
+  and quoted text too (`a, & b`): such a file is only read the slower way;
 - a text that could hold more than half kb.yaml12's limit of values (decided by counting characters, before
   rapidyaml builds a tree: kb.yaml12 refuses such a file early, in little memory);
 - rapidyaml's refusal of the text; a top that is not one mapping (a list, a scalar, several documents);
@@ -75,7 +75,7 @@ _FLOW_ENTRY = rf"[A-Za-z_][\w-]*: +(?:{_FLOW_SCALAR}|{_FLOW_LIST})"
 _LINE_END = r" *(?: #[^\n]*)?(?=\n|$)"
 _SIMPLE_MAP = re.compile(rf"\{{ *(?:{_FLOW_ENTRY}(?: *, *{_FLOW_ENTRY})*)? *\}}{_LINE_END}")
 _ODD_LIST = re.compile(rf"\[(?<=[ \n]\[)(?!{_FLOW_LIST_REST}{_LINE_END})")  # a `[` after a space that is not simple
-_BLOCK_HEADER = re.compile(rf"[|>][-+]?{_LINE_END}")
+_BLOCK_HEADER = re.compile(r"[|>][-+]? *(?=\n|$)")  # no comment: rapidyaml reads `| #- c` as `|-`
 # A quoted key (a quote then `: `): rapidyaml takes one that runs over two lines, which libyaml refuses.
 _QUOTED_KEY = re.compile(r"[\"']:(?=[ \n]|$)")
 # A character given by its number in a double-quoted text: libyaml refuses some (a lone surrogate) that rapidyaml

@@ -140,6 +140,7 @@ CASES = [
     ("block folded strip", RECORD + "note: >-\n  one\n  two\n\n  three\n", True),
     ("block keep", RECORD + "note: |+\n  one\n\n", True),
     ("block with indentation indicator", RECORD + "note: |2\n   one\n", False),
+    ("block header with a comment", RECORD + "note:  | #- c\n  one\n", False),
     ("block at the end without a line break", RECORD + "note: >\n  one", False),
     ("empty value", RECORD + "note:\nnext: x\n", True),
     ("empty value at the end", RECORD + "note:", True),
