@@ -245,6 +245,28 @@ def test_a_record_with_a_problem_has_its_line_either_way(tmp_path, monkeypatch):
     assert by_fast == by_libyaml and by_fast and by_fast[0].line == 26
 
 
+def test_loading_a_knowledge_base_gives_the_same_records_and_problems(tmp_path, monkeypatch):
+    """load_paths end to end, the fixture records, a generated corpus and a few hostile cases together: the same
+    records, summaries (with the line of each title) and problems with rapidyaml as without."""
+    from kb.load import load_paths
+
+    folder = tmp_path / "claims"
+    generate(folder, reports=8, claims=10, seed=5)
+    for f in list(CLAIMS.glob("*.yaml")) + [HOSTILE / "duplicate-key-in-claim.yaml", HOSTILE / "tag-float.yaml",
+                                            HOSTILE / "date-impossible.yaml", HOSTILE / "top-level-list.yaml"]:
+        (folder / f.name).write_bytes(f.read_bytes())
+
+    def loaded():
+        result = load_paths([folder])
+        return ([(r.path, r.report.model_dump(), r.summary(), r.salvaged) for r in result.records + result.salvaged],
+                result.problems)
+
+    by_fast = loaded()
+    monkeypatch.setattr(fastyaml, "ryml", None)
+    assert loaded() == by_fast
+    assert len(by_fast[0]) >= 15 and len(by_fast[1]) >= 4
+
+
 def test_rapidyaml_says_nothing_on_stderr(capfd):
     text = RECORD + "a: b: c\n"
     assert declined(text).startswith("rapidyaml")
