@@ -2,6 +2,12 @@
 
 `python -m benchmarks.options CLAIMS_DIR` prints one JSON object: seconds per option, for parsing every record
 file of the folder (or, for the cache options, getting the same result back without parsing).
+
+`python -m benchmarks.options parse CLAIMS_DIR` measures the ways to parse that keep every scalar's text (issue 18):
+the libyaml path kb.yaml12 took alone, rapidyaml's tree walked from Python, rapidyaml's JSON read by json.loads,
+and kb.fastyaml (rapidyaml's JSON where it reads a file exactly, libyaml for the others), each as a ratio against
+`json.loads` of the same data in the same run (best of --repeat runs), with the share of files kb.fastyaml takes
+and why it leaves the others.
 """
 
 from __future__ import annotations
@@ -38,6 +44,9 @@ def measure(folder: Path, workers: int = 2) -> dict:
 
     parsed = []
     out["kb loader (libyaml + positions)"] = _time(lambda: parsed.extend(parse_yaml(t) for t in texts))
+    from kb.fastyaml import parse_record
+
+    out["kb loader, fast path (rapidyaml where exact, else libyaml)"] = _time(lambda: [parse_record(t) for t in texts])
     out["kb loader + pydantic (load_paths)"] = _time(lambda: load_paths([folder]))
     out["PyYAML CSafeLoader (YAML 1.1)"] = _time(
         lambda: [yaml.load(t, Loader=yaml.CSafeLoader) for t in texts])
@@ -108,9 +117,106 @@ def stages(folder: Path, work: Path) -> dict:
     return out
 
 
+def _ryml_tree_walk(text: str):
+    """rapidyaml's tree turned into data by walking it from Python (the same data as kb.yaml12 for a plain record;
+    no checks: a measured alternative, not used by kb)."""
+    import ryml
+    from ryml import _ryml
+
+    tree = ryml.Tree()
+    _ryml.parse_csubstr(text, tree)
+    kind, first, after, key, val = (_ryml.Tree_type, _ryml.Tree_first_child, _ryml.Tree_next_sibling,
+                                    _ryml.Tree_key, _ryml.Tree_val)
+    none, mapping, sequence, plain = ryml.NONE, ryml.MAP, ryml.SEQ, ryml.VAL_PLAIN
+
+    def node(n):
+        k = kind(tree, n)
+        if k & mapping:
+            out, c = {}, first(tree, n)
+            while c != none:
+                out[str(key(tree, c), "utf-8")] = node(c)
+                c = after(tree, c)
+            return out
+        if k & sequence:
+            out, c = [], first(tree, n)
+            while c != none:
+                out.append(node(c))
+                c = after(tree, c)
+            return out
+        v = val(tree, n)
+        s = "" if v is None else str(v, "utf-8")
+        return None if k & plain and s in ("", "~", "null", "Null", "NULL") else s
+
+    return node(_ryml.Tree_root_id(tree))
+
+
+def _ryml_json(text: str):
+    """rapidyaml's JSON read by json.loads with numbers kept as text, with none of kb.fastyaml's checks."""
+    import ryml
+    from ryml import _ryml
+
+    tree = ryml.Tree()
+    _ryml.parse_csubstr(text, tree)
+    return json.loads(_ryml.emit_json_malloc(tree, _ryml.Tree_root_id(tree)), parse_int=str, parse_float=str)
+
+
+def parse_paths(folder: Path, repeat: int = 3) -> dict:
+    """Seconds (best of `repeat`) for each way to parse every record file of the folder, the share of files the
+    fast path takes and why it leaves the others. The ways that keep every scalar's text are checked to give the
+    same data as kb.yaml12 on the files they take."""
+    from collections import Counter
+
+    from kb import fastyaml
+    from kb.load import record_files
+    from kb.yaml12 import parse_yaml, read_text
+
+    files = record_files(folder)
+    texts = [read_text(f) for f in files]
+    exact = [parse_yaml(t, lazy=True)[0] for t in texts]
+    as_json = [json.dumps(d) for d in exact]
+    why = Counter(fastyaml.declined(t) for t in texts)
+    taken = why.pop(None, 0)
+    assert [fastyaml.parse_record(t)[0] for t in texts] == exact
+    assert all(_ryml_tree_walk(t) == d for t, d in zip(texts, exact) if fastyaml.declined(t) is None)
+
+    def best(fn) -> float:
+        return min(_time(fn) for _ in range(repeat))
+
+    out: dict = {"files": len(files), "megabytes": round(sum(len(t.encode()) for t in texts) / 1e6, 1),
+                 "fast path share": taken / max(1, len(files)), "left to libyaml": dict(why.most_common())}
+    out["json.loads of the same data"] = best(lambda: [json.loads(j) for j in as_json])
+    out["kb.yaml12 alone (libyaml nodes; the path before)"] = best(lambda: [parse_yaml(t, lazy=True) for t in texts])
+    out["rapidyaml tree walked from Python"] = best(lambda: [_ryml_tree_walk(t) for t in texts])
+    out["rapidyaml JSON + json.loads, no checks"] = best(lambda: [_ryml_json(t) for t in texts])
+    out["kb.fastyaml (rapidyaml JSON, checks, libyaml for the rest)"] = best(
+        lambda: [fastyaml.parse_record(t) for t in texts])
+    try:  # the other fast parser on PyPI; not exact (YAML 1.2 types: 3.10 → 3.1, 012 → 12), for comparison
+        import yaml_rs
+
+        out["yaml-rs (typed: not exact)"] = best(lambda: [yaml_rs.loads(t, parse_datetime=False) for t in texts])
+    except ImportError:
+        pass
+    return out
+
+
+def _print_parse_paths(out: dict) -> None:
+    base = out["json.loads of the same data"]
+    print(f"{out['files']:,} files, {out['megabytes']} MB; kb.fastyaml takes {out['fast path share']:.1%} of them")
+    for reason, n in out["left to libyaml"].items():
+        print(f"  left to libyaml ({n}): {reason}")
+    print("ratio against json.loads of the same data (seconds for reading only):")
+    for name, secs in out.items():
+        if name not in ("files", "megabytes", "fast path share", "left to libyaml"):
+            print(f"  {secs / base:6.2f}x  {name}  ({secs:.3f} s)")
+    print(json.dumps(out))
+
+
 def main() -> None:
     if sys.argv[1] == "stages":
         print(json.dumps(stages(Path(sys.argv[2]), Path(sys.argv[3]))))
+    elif sys.argv[1] == "parse":
+        repeat = int(sys.argv[sys.argv.index("--repeat") + 1]) if "--repeat" in sys.argv else 3
+        _print_parse_paths(parse_paths(Path(sys.argv[2]), repeat))
     else:
         print(json.dumps(measure(Path(sys.argv[1]))))
 

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 from . import codes
 from .model import SLUG, Report, Vocabulary
 from .duplicates import Summary
+from .fastyaml import parse_record
 from .problems import Problem, shown
 from .yaml12 import Loc, LazyPositions, Positions, YamlError, parse_yaml, read_text, read_text_and_digest
 
@@ -200,7 +201,7 @@ def load_file(path: Union[str, Path], display: Optional[str] = None) -> LoadResu
     result = LoadResult(files=1)
     try:
         text, digest, stamp = read_text_and_digest(path)
-        data, positions = parse_yaml(text, lazy=True)
+        data, positions = parse_record(text)  # rapidyaml where it reads the file exactly, else libyaml
     except YamlError as e:
         result.problems.append(Problem(name, e.code, e.message, e.line, e.col))
         return result

@@ -192,7 +192,7 @@ def _count_events(text: str, limit: int) -> Optional[yaml.Event]:
     return None
 
 
-def _could_exceed(text: str, limit: int) -> bool:
+def could_exceed(text: str, limit: int) -> bool:
     """Whether the text may hold more than `limit` nodes. A node starts at the top of the file or after a line
     break or one of these characters, and at most two nodes start at one place (a block mapping and its first
     key), so a text whose count is small enough holds fewer nodes (the count is cheap: C loops)."""
@@ -203,7 +203,7 @@ def compose(text: str):
     """YAML text → its node tree (None for an empty text), with scalars left unresolved. Raises YamlError with a
     1-based line and column."""
     try:
-        if _could_exceed(text, MAX_NODES):
+        if could_exceed(text, MAX_NODES):
             over = _count_events(text, MAX_NODES)
             if over is not None:
                 raise YamlError(codes.TOO_MANY_VALUES, f"more than {MAX_NODES:,} values in one file (the limit for a record); "
