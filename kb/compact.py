@@ -19,10 +19,9 @@ from pydantic import BaseModel
 SHORT = 40  # characters: ids, statuses, units, locators; statements and quotes are left as they are
 
 
-def compact_all(reports) -> None:
-    names: dict[frozenset, frozenset] = {}
-    for report in reports:
-        _compact(report, names)
+def compact_report(report: BaseModel, names: dict) -> None:
+    """One record; `names`, the shared field-name sets so far (one dict for a whole knowledge base)."""
+    _compact(report, names)
 
 
 def _compact(model: BaseModel, names: dict) -> None:

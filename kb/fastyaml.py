@@ -233,7 +233,9 @@ def _data(text: str) -> dict:
                 raise _Declined("not one mapping")  # several documents, a list, nothing: kb.yaml12 says what
             if 2 * _ryml.Tree_size(tree) > MAX_NODES:  # cannot happen after could_exceed; kept as the rule
                 raise _Declined("near the limit of values")
-            js = _ryml.emit_json_malloc(tree, root)
+            # into a buffer of ours: emit_json_malloc's buffer is never freed (40 KB leaked a record)
+            buf = bytearray(ryml.compute_json_length(tree, root))
+            js = bytes(ryml.emit_json_in_place(tree, buf, root)).decode("utf-8")
     except _Declined:
         raise
     except Exception as e:  # rapidyaml refused the text (or could not be given it): kb.yaml12 says why

@@ -19,6 +19,7 @@ from typing import Annotated, Any, Iterable, Literal, Optional, Union, get_args,
 from pydantic import BaseModel, ValidationError
 
 from . import codes
+from .compact import compact_report
 from .model import SLUG, Report, Vocabulary
 from .duplicates import Summary
 from .fastyaml import parse_record
@@ -372,8 +373,11 @@ def record_files(path: Union[str, Path]) -> list[Path]:
     return [path.joinpath(*parts) for parts in sorted(found)]
 
 
-def load_paths(paths: Iterable[Union[str, Path]], progress: Any = None) -> LoadResult:
-    """Files and folders → records and problems. Every file is read; a bad one never stops the others."""
+def load_paths(paths: Iterable[Union[str, Path]], progress: Any = None, compact: bool = False) -> LoadResult:
+    """Files and folders → records and problems. Every file is read; a bad one never stops the others. With
+    `compact`, each valid record is made smaller as soon as it is read (kb.compact: for records nothing will
+    change, as in kb build)."""
+    names: dict = {}
     result = LoadResult()
     for p in paths:
         p = Path(p)
@@ -385,7 +389,11 @@ def load_paths(paths: Iterable[Union[str, Path]], progress: Any = None) -> LoadR
             continue
         files = record_files(p)
         for f in progress(files) if progress else files:
-            result.extend(load_file(f))
+            one = load_file(f)
+            if compact:
+                for rec in one.records:
+                    compact_report(rec.report, names)
+            result.extend(one)
     return result
 
 

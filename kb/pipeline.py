@@ -65,13 +65,15 @@ def _checked(loaded: LoadResult, vocabulary: Vocabulary, today: Optional[date], 
     return Validation(loaded, checked, vocabulary, problems, context, claims_dir)
 
 
-def validate_kb(claims_dir: Union[str, Path], today: Optional[date] = None, progress: Any = None) -> Validation:
-    """Validate every record of a knowledge base."""
+def validate_kb(claims_dir: Union[str, Path], today: Optional[date] = None, progress: Any = None,
+                compact: bool = False) -> Validation:
+    """Validate every record of a knowledge base (`compact`: kb.load.load_paths, for records nothing changes)."""
     folder = Path(claims_dir)
     vocabulary = _vocabulary(folder)
     if isinstance(vocabulary, Validation):
         return vocabulary
-    return _checked(load_paths([folder], progress=progress), vocabulary, today, RecordsContext(), folder)
+    return _checked(load_paths([folder], progress=progress, compact=compact), vocabulary, today, RecordsContext(),
+                    folder)
 
 
 def validate_files(

@@ -25,7 +25,6 @@ from typing import Callable, Optional, Union
 from . import clock
 from .checks import check
 from .cite import Index
-from .compact import compact_all
 from .db import atomic, checksum, read
 from .db.inspect import write_inspect_data
 from .db.schema import SCHEMA_VERSION
@@ -107,10 +106,10 @@ def build(
 
     with _few_collections():
         stage("validating")
-        result = _valid(validate_kb(claims_dir, today=today, progress=progress))
+        # each record made smaller as it is read (kb.compact): nothing changes them after
+        result = _valid(validate_kb(claims_dir, today=today, progress=progress, compact=True))
         for rec in result.loaded.records:
             rec.forget_positions()  # every problem is reported; the texts are a large knowledge base's size again
-        compact_all(rec.report for rec in result.loaded.records)
         gc.freeze()  # the records live until the build ends: no collection needs to walk them again
 
         stage("writing")
