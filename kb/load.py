@@ -242,14 +242,22 @@ def validate_record(data: dict, name: str, positions) -> tuple[Optional[Report],
     Returns no record only when no stand-ins make it valid."""
     problems: list[Problem] = []
     bad: set[Loc] = set()
-    work = copy.deepcopy(data)
+    work = data  # copied before the first stand-in: most records need none, and copying was a tenth of reading
+    copied = False
+
+    def stand_in(loc: Loc, kind: str) -> None:
+        nonlocal work, copied
+        if not copied:
+            work, copied = copy.deepcopy(work), True
+        _stand_in(work, loc, kind)
+
     for loc, value in _placeholders(data):
         line, col = positions.find(loc)
         problems.append(Problem(name, codes.PLACEHOLDER, f"{shown(value)} is a placeholder from the template: replace it with the "
                                       f"record's own value, or delete the field if it is optional", line, col,
                                 ".".join(map(str, loc))))
         bad.add(loc)
-        _stand_in(work, loc, "placeholder")
+        stand_in(loc, "placeholder")
     for _ in range(MAX_SALVAGE):
         try:
             return Report.model_validate(work), problems, bad
@@ -261,7 +269,7 @@ def validate_record(data: dict, name: str, positions) -> tuple[Optional[Report],
                 problems.append(problem)
                 fresh = True
                 bad.add(loc)
-                _stand_in(work, loc, kind)
+                stand_in(loc, kind)
             if not fresh:
                 break
     return None, problems, bad

@@ -237,7 +237,10 @@ class Claim(Strict):
 
     @property
     def value_text(self) -> Optional[str]:
-        return self._value_text
+        # read from pydantic's private store directly: the attribute goes through __getattr__, and a build asks
+        # for every claim's figure text several times
+        private = self.__pydantic_private__
+        return private.get("_value_text") if private is not None else None
 
     @property
     def is_range(self) -> bool:
