@@ -24,7 +24,7 @@ from .model import SLUG, Report, Vocabulary
 from .duplicates import Summary
 from .fastyaml import parse_record
 from .problems import Problem, shown
-from .yaml12 import Loc, LazyPositions, Positions, YamlError, parse_yaml, read_text, read_text_and_digest
+from .yaml12 import FilePositions, Loc, LazyPositions, Positions, YamlError, parse_yaml, read_text, read_text_and_digest
 
 VOCABULARY_FILE = "_vocabulary.yaml"  # a knowledge base's own vocabulary, in its claims folder
 TEMPLATE_FILE = "_template.yaml"
@@ -138,7 +138,7 @@ class Loaded:
 
     path: str
     report: Report
-    positions: Union[Positions, LazyPositions]
+    positions: Union[Positions, LazyPositions, FilePositions]
     digest: Optional[str] = None  # sha256 of the file's bytes
     stamp: Optional[tuple[int, int]] = None  # (size, mtime_ns) of the file before it was read
     # Where the file's values were not valid (a salvaged record): these hold stand-ins, so that the checks can
@@ -401,6 +401,8 @@ def load_paths(paths: Iterable[Union[str, Path]], progress: Any = None, compact:
             if compact:
                 for rec in one.records:
                     compact_report(rec.report, names)
+                    # the file's text is not kept to find positions: read again if a problem needs one
+                    rec.positions = FilePositions(rec.path, rec.digest, rec.positions.top())
             result.extend(one)
     return result
 

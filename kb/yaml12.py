@@ -100,6 +100,32 @@ class LazyPositions:
         return self._found.find(loc, prefer_key)
 
 
+class FilePositions:
+    """Positions found when first asked for, by reading the file again (if it still holds the text that was
+    read: same sha256) instead of keeping its text in memory: for the records of a large build, where a problem
+    that needs a position is rare and the texts are as large as the records."""
+
+    def __init__(self, path: Union[str, Path], digest: Optional[str], top: Positions):
+        self._path, self._digest = Path(path), digest
+        self._found: Optional[Positions] = None
+        self._top = top
+
+    def top(self) -> Positions:
+        return self._top
+
+    def find(self, loc: Loc, prefer_key: bool = False) -> tuple[Optional[int], Optional[int]]:
+        loc = tuple(loc)
+        if len(loc) == 1 and (loc in self._top.keys if prefer_key else loc in self._top.values):
+            return self._top.find(loc, prefer_key)
+        if self._found is None:
+            try:
+                text, digest, _ = read_text_and_digest(self._path)
+                self._found = parse_yaml(text)[1] if digest == self._digest else Positions()
+            except (OSError, YamlError):
+                self._found = Positions()  # the file changed or went since: the problem is named without a line
+        return self._found.find(loc, prefer_key)
+
+
 def _mark(node) -> tuple[int, int]:
     return node.start_mark.line + 1, node.start_mark.column + 1
 

@@ -111,6 +111,18 @@ def test_a_failed_build_leaves_the_last_good_database_byte_identical(built, kb):
     assert [p.name for p in db_path.parent.iterdir() if p.name.endswith(".tmp")] == []
 
 
+def test_a_problem_the_checks_find_in_a_build_names_its_line_though_the_texts_were_not_kept(built, kb):
+    """A build lets each file's text go once read (the records of a large knowledge base are as large as their
+    texts) and reads the file again for the line of a problem the checks find later."""
+    claims, db_path, _ = built
+    (claims / "example-run.yaml").write_text(replace(GOOD, "value: 3.1", "value: 3.5"))  # a derived figure off
+    validated = kb("validate", "--claims", claims)
+    built_again = kb("build", "--claims", claims, "--db", db_path)
+    (where,) = [line.split(" KB320")[0] for line in validated.stdout.splitlines() if "KB320" in line]
+    assert where.endswith("example-run.yaml:37:14:")  # file:line:col, as kb validate finds it with the text kept
+    assert built_again.exit_code == 1 and f"{where} KB320" in built_again.stderr
+
+
 def test_the_database_records_how_it_was_built(built):
     _, db_path, result = built
     meta = read_meta(db_path)

@@ -396,3 +396,16 @@ def test_reading_a_record_the_fast_way_again_and_again_keeps_no_memory():
     for _ in range(1000):
         fastyaml.read_fast(text)
     assert resident_kb() - before < len(text.encode()) * 1000 // 1024 // 4  # under a quarter of one copy a read
+
+
+def test_positions_of_a_file_not_kept_in_memory_are_read_again_from_the_file(tmp_path):
+    path = tmp_path / "example-run.yaml"
+    path.write_text(GOOD, encoding="utf-8")
+    text, digest, _ = yaml12.read_text_and_digest(path)
+    _, kept = parse_yaml(text)
+    again = yaml12.FilePositions(path, digest, kept.top())
+    assert again.find(("claims", 2, "formula")) == kept.find(("claims", 2, "formula")) != (None, None)
+    path.write_text(GOOD + "\n# edited since\n", encoding="utf-8")  # not the text that was read: no line
+    changed = yaml12.FilePositions(path, digest, kept.top())
+    assert changed.find(("claims", 2, "formula")) == (None, None)
+    assert changed.find(("title",)) == kept.find(("title",))  # the top-level fields' positions were kept
