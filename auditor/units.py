@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 from kb.model import Claim, Report, Vocabulary
 
@@ -29,10 +29,24 @@ class Unit:
     kind: str = "sentence"  # sentence | row | claim | heading
     words: list[str] = field(default_factory=list)
     offsets: list[int] = field(default_factory=list)  # where each word starts in text
-    figures: list[Figure] = field(default_factory=list)
     context: str = ""  # the heading path, for anchors
     reported_from: int = 0  # where the report's own words start in text (a claim's statement is the record's)
     paragraph: int = 0  # units of one paragraph (or table) share it
+    # The unit's typed figures are read when first asked for (most units mention no part that takes a figure):
+    # by `read_figures` from the text, then `more_figures` (a claim's own figure) after them.
+    read_figures: Optional[Callable[[str], list[Figure]]] = None
+    more_figures: list[Figure] = field(default_factory=list)
+    _figures: Optional[list[Figure]] = None
+
+    @property
+    def figures(self) -> list[Figure]:
+        if self._figures is None:
+            self._figures = (self.read_figures(self.text) if self.read_figures else []) + self.more_figures
+        return self._figures
+
+    @figures.setter
+    def figures(self, value: list[Figure]) -> None:
+        self._figures = value
 
 
 class Reader:
@@ -73,7 +87,7 @@ class Reader:
         u = Unit(text, **kw)
         found = spans(text)
         u.words, u.offsets = [w for w, _, _ in found], [a for _, a, _ in found]
-        u.figures = self.figures.read(text)
+        u.read_figures = self.figures.read
         return u
 
     # Records.
@@ -91,7 +105,7 @@ class Reader:
                           kind="row" if c.quote_kind == "table" else "claim", paragraph=i)
             statement = [w for w, at in zip(u.words, u.offsets) if at < len(c.statement)]
             u.sections = self._claim_sections(c, headings, statement)
-            u.figures = u.figures + self._claim_figure(c)
+            u.more_figures = self._claim_figure(c)
             u.context = " ".join(headings)
             u.reported_from = reported_from
             out.append(u)

@@ -7,22 +7,19 @@ import socket
 import sys
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from . import clock, locate
 from .options import CACHE_OPTION, CLAIMS_OPTION, FORMAT_TEXT_JSON, MAX_AGE_OPTION, TODAY_OPTION
-from .cite import Index, figure, render_citation
-from .docs import as_json_problems, check_document, render_document
-from .fmt import format_text
-from .load import YamlError, load_vocabulary, record_files, vocabulary_path
-from .model import record_json_schema
-from .pipeline import validate_files, validate_kb
-from .plan import PlanError, checkpoint_plan, failure_rate
 from .problems import plural, under_github_actions
-from .store import BuildError, build as run_build
-from .template import TemplateError, new_record_text
-from .units import index as unit_index
+
+if TYPE_CHECKING:
+    from .cite import Index
+
+# Each command imports what it uses when it runs: `kb validate FILE` does not pay for the build, the site,
+# fetching or formatting (benchmarks/README.md: one record's commands against the import floor).
 
 # Exit status of `kb serve` when the port is taken (documented in --help and the README).
 PORT_BUSY = 2
@@ -112,6 +109,7 @@ def validate(paths: tuple[str, ...], claims_dir, db_path, fmt: str, strict: bool
     Exit status: 0 no problems, 1 problems found, 2 a path cannot be read (missing, not UTF-8) or no knowledge
     base was found.
     """
+    from .pipeline import validate_files, validate_kb
     where = _kb(claims_dir, must_exist=not paths)
     with progress_bar("Validating") as bar:
         if paths:
@@ -162,6 +160,7 @@ def _counts(counts: dict) -> str:
 
 
 def _run_build(claims_dir: Path, db_path: Path, today, force: bool = False, cache=None) -> None:
+    from .store import BuildError, build as run_build
     try:
         with progress_bar("Validating") as bar:
             result = run_build(claims_dir, db_path, today=clock.today(today), force=force, progress=bar,
@@ -259,6 +258,7 @@ def serve(claims_dir, port: int, host: str, site_dir, cache_dir, today) -> None:
 def _validated(claims_dir, today=None):
     """The whole knowledge base, validated, for commands that answer from it; exit 2 without a folder, 1 with
     problems in the records."""
+    from .pipeline import validate_kb
     where = _kb(claims_dir)
     result = validate_kb(where.claims, today=clock.today(today))
     if result.errors:
@@ -269,6 +269,7 @@ def _validated(claims_dir, today=None):
 
 def _index(claims_dir, max_age=None, today=None, cache=None) -> Index:
     """The knowledge base as a citable index, with the last kb reverify results (for drift warnings)."""
+    from .cite import Index
     today = clock.today(today)
     validation = _validated(claims_dir, today)
     return Index(validation, today=today, max_age=max_age, reverify=_results(_kb(claims_dir), cache))
@@ -429,6 +430,7 @@ def export_graph(claims_dir, fmt, output):
 
 
 def _search_output(idx: Index, text: str, fmt: str) -> None:
+    from .cite import figure
     found = idx.search(text)
     if fmt == "json":
         click.echo(json.dumps([{"ref": ref, "score": score, "figure": figure(idx.claims[ref].claim),
@@ -465,6 +467,7 @@ def cite(ref, claims_dir, fmt, search_text, allow, strict, max_age, cache_dir, t
 
     Exit status: 0 cited, 1 refused or unknown, 2 bad input.
     """
+    from .cite import render_citation
     idx = _index(claims_dir, max_age, today, cache_dir)
     if search_text is not None:
         _search_output(idx, search_text, "json" if fmt == "json" else "text")
@@ -517,6 +520,8 @@ def check(docs, claims_dir, fmt, max_age, strict, cache_dir, today):
     Exit status: 0 every link checks out (warnings allowed without --strict), 1 problems found, 2 a document
     cannot be read.
     """
+    from .docs import as_json_problems, check_document
+    from .units import index as unit_index
     idx = _index(claims_dir, max_age, today, cache_dir)
     units = unit_index(idx.validation.vocabulary)
     problems, unreadable = [], False
@@ -550,6 +555,7 @@ def render(doc, claims_dir, output, today):
 
     Exit status: 0 written, 1 problems in the records, 2 bad input.
     """
+    from .docs import render_document
     idx = _index(claims_dir, today=today)
     try:
         text = Path(doc).read_text(encoding="utf-8")
@@ -576,6 +582,8 @@ def fmt(paths, claims_dir, check_only):
     Exit status: 0 formatted (or, with --check, nothing to change), 1 a file would change (--check) or is
     not valid YAML, 2 a path cannot be read.
     """
+    from .fmt import format_text
+    from .load import YamlError, load_vocabulary, record_files, vocabulary_path
     where = locate.find(claims_dir) if paths else _kb(claims_dir)
     try:
         order = load_vocabulary(vocabulary_path(where.claims if where else None)).omission_ids
@@ -623,6 +631,7 @@ def new_record(report_id, claims_dir, title, organization, url):
 
     Exit status: 0 written, 1 the id exists or is not a valid id, or the URL is not http(s).
     """
+    from .template import TemplateError, new_record_text
     where = _kb(claims_dir, must_exist=False)
     target = where.claims / f"{report_id}.yaml"
     if target.exists() or target.with_suffix(".yml").exists():
@@ -641,6 +650,7 @@ def new_record(report_id, claims_dir, title, organization, url):
 def schema(output):
     """The JSON Schema of record format v1, generated from the models (committed as
     schema/record-v1.schema.json for editors)."""
+    from .model import record_json_schema
     text = json.dumps(record_json_schema(), indent=2) + "\n"
     if output:
         Path(output).write_text(text)
@@ -669,6 +679,8 @@ def checkpoint(gpus, save_minutes, basis, claims_dir, fmt, today):
 
     Exit status: 0 planned, 1 the basis is unknown, not citable or not a per-GPU-day rate.
     """
+    from .cite import render_citation
+    from .plan import PlanError, checkpoint_plan, failure_rate
     idx = _index(claims_dir, today=today)
     try:
         rate = failure_rate(idx, basis)
