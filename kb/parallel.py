@@ -1,17 +1,20 @@
-"""The second core: a pure function over a list, half of it computed in a forked child process.
+"""The second core: a pure function over a list, computed (in part) in a forked child process.
 
 A cold build's slowest stage is a verdict provider auditing every record; the records are already in memory, so a
 child forked at that point reads them without pickling and sends back only its rows (as JSON). Used only where it
 is safe and worth it: fork available, two cores, no other thread running (a fork copies one thread, and a lock
-another thread held would stay held in the child), and enough items.
+another thread held would stay held in the child), and enough items. Everywhere else the work is done here, with
+the same result.
 """
 
 from __future__ import annotations
 
 import json
+import mmap
 import os
+import struct
 import threading
-from typing import Callable, Sequence
+from typing import Callable, Optional, Sequence
 
 MINIMUM = 40  # items: below this, starting a process costs more than it saves
 
@@ -20,31 +23,130 @@ def cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def in_two(fn: Callable[[Sequence], list], items: Sequence, minimum: int = MINIMUM) -> list:
-    """fn(items), the first half computed in a forked child while this process computes the second; the same
-    list as fn(items) when fn's results are JSON values and each item's results depend on that item alone."""
-    if len(items) < minimum or not hasattr(os, "fork") or cores() < 2 or threading.active_count() > 1:
-        return fn(items)
-    half = len(items) // 2
+def can_fork(items: Sequence, minimum: int = MINIMUM) -> bool:
+    return len(items) >= minimum and hasattr(os, "fork") and cores() >= 2 and threading.active_count() == 1
+
+
+class Pending:
+    """fn(items), being computed in a child (or, where no child could be started, to be computed here)."""
+
+    def __init__(self, fn: Callable[[Sequence], list], items: Sequence, pid: Optional[int] = None,
+                 read_end: Optional[int] = None):
+        self.fn, self.items, self.pid, self.read_end = fn, items, pid, read_end
+
+    def result(self) -> list:
+        if self.pid is None:
+            return self.fn(self.items)
+        with os.fdopen(self.read_end, "rb") as f:
+            data = f.read()  # the child blocks on a full pipe until this reads: it waits, having done its work
+        _, status = os.waitpid(self.pid, 0)
+        self.pid = None
+        if os.waitstatus_to_exitcode(status) != 0:
+            return self.fn(self.items)  # the child failed (killed, out of memory): its share again, here
+        return json.loads(data)
+
+
+def start(fn: Callable[[Sequence], list], items: Sequence, minimum: int = MINIMUM) -> Pending:
+    """fn(items) started in a forked child where that is safe and worth it; .result() gives it (as fn would,
+    when fn's results are JSON values)."""
+    if not can_fork(items, minimum):
+        return Pending(fn, items)
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: compute, send, and leave without running the parent's cleanup
         code = 1
         try:
             os.close(read_end)
-            data = json.dumps(fn(items[:half])).encode()
+            data = json.dumps(fn(items)).encode()
             with os.fdopen(write_end, "wb") as f:
                 f.write(data)
             code = 0
         finally:
             os._exit(code)
     os.close(write_end)
+    return Pending(fn, items, pid, read_end)
+
+
+def in_two(fn: Callable[[Sequence], list], items: Sequence, minimum: int = MINIMUM) -> list:
+    """fn(items), the first half computed in a forked child while this process computes the second; the same
+    list as fn(items) when fn's results are JSON values and each item's results depend on that item alone."""
+    if not can_fork(items, minimum):
+        return fn(items)
+    half = len(items) // 2
+    pending = start(fn, items[:half], minimum=0)
     try:
         mine = fn(items[half:])
-    finally:
-        with os.fdopen(read_end, "rb") as f:
-            data = f.read()  # the child blocks on a full pipe until this reads: it cannot finish before
-        _, status = os.waitpid(pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        return fn(items[:half]) + mine  # the child failed (killed, out of memory): its half again, here
-    return json.loads(data) + mine
+    except BaseException:
+        pending.result()  # reap the child before giving up
+        raise
+    return pending.result() + mine
+
+
+class Shared:
+    """fn over items from both ends: a child started now takes items from the front while this process does
+    other work; when this process asks for the result it takes items from the back until the two meet, so
+    neither waits for the other however long the other work took. Each item is done once, by one of them;
+    fn(items) must give each item's results on their own (a list per item, in order)."""
+
+    def __init__(self, fn: Callable[[Sequence], list], items: Sequence, minimum: int = MINIMUM):
+        self.fn, self.items = fn, list(items)
+        self.pid: Optional[int] = None
+        if not can_fork(self.items, minimum):
+            return
+        # two counters in memory the child shares: the next item from the front, the end of what is left
+        self.counters = mmap.mmap(-1, 16)
+        self.counters[:] = struct.pack("qq", 0, len(self.items))
+        self.lock = _lock()
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                os.close(read_end)
+                done = {}
+                while (i := self._take(front=True)) is not None:
+                    done[i] = fn([self.items[i]])
+                with os.fdopen(write_end, "wb") as f:
+                    f.write(json.dumps(done).encode())
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(write_end)
+        self.pid, self.read_end = pid, read_end
+
+    def _take(self, front: bool) -> Optional[int]:
+        with self.lock:
+            start, end = struct.unpack("qq", self.counters[:])
+            if start >= end:
+                return None
+            if front:
+                self.counters[:8] = struct.pack("q", start + 1)
+                return start
+            self.counters[8:] = struct.pack("q", end - 1)
+            return end - 1
+
+    def result(self) -> list:
+        """fn's results for every item, in the order of the items."""
+        if self.pid is None:
+            return self.fn(self.items)
+        mine = {}
+        while (j := self._take(front=False)) is not None:
+            mine[j] = self.fn([self.items[j]])
+        with os.fdopen(self.read_end, "rb") as f:
+            data = f.read()
+        _, status = os.waitpid(self.pid, 0)
+        self.pid = None
+        if os.waitstatus_to_exitcode(status) != 0:  # the child failed: what it had taken, again here
+            theirs = {i: self.fn([self.items[i]]) for i in range(len(self.items)) if i not in mine}
+        else:
+            theirs = {int(i): rows for i, rows in json.loads(data).items()}
+        out: list = []
+        for i in range(len(self.items)):
+            out += mine[i] if i in mine else theirs[i]
+        return out
+
+
+def _lock():
+    import multiprocessing
+
+    return multiprocessing.get_context("fork").Lock()

@@ -1,4 +1,4 @@
-"""The second core (kb.parallel.in_two): half the work in a forked child, the same answer as doing it all here."""
+"""The second core (kb.parallel): work in a forked child, the same answer as doing it all here."""
 
 from __future__ import annotations
 
@@ -47,3 +47,48 @@ def test_no_fork_while_another_thread_runs_or_for_a_few_items():
     finally:
         stop.set()
         other.join()
+
+
+def one_each(items) -> list:
+    """A list of results per item, on its own (what kb.parallel.Shared asks of its function)."""
+    return [{"item": i, "pid": os.getpid()} for i in items]
+
+
+def test_shared_work_gives_every_item_once_in_order_from_both_processes():
+    parent = os.getpid()
+    started, tell = os.pipe()
+
+    def tells_when_the_child_has_begun(items):
+        if os.getpid() != parent:
+            os.write(tell, b"x")
+        return one_each(items)
+
+    forked = parallel.can_fork(ITEMS)  # two cores, no other thread
+    shared = parallel.Shared(tells_when_the_child_has_begun, ITEMS)
+    if forked:
+        os.read(started, 1)  # the parent's other work lasts until the child has done one item at least
+    got = shared.result()  # then it takes, from the back, what the child has not yet taken
+    os.close(started), os.close(tell)
+    assert [r["item"] for r in got] == ITEMS
+    if forked:
+        child_items = [r["item"] for r in got if r["pid"] != parent]
+        assert child_items and child_items == ITEMS[:len(child_items)]  # the child works from the front
+        assert {r["pid"] for r in got[len(child_items):]} == {parent}
+
+
+def test_shared_work_whose_child_fails_is_done_here():
+    parent = os.getpid()
+
+    def fails_in_a_child(items):
+        if os.getpid() != parent:
+            os._exit(3)  # as if killed part way through
+        return one_each(items)
+
+    got = parallel.Shared(fails_in_a_child, ITEMS).result()
+    assert [r["item"] for r in got] == ITEMS and {r["pid"] for r in got} == {parent}
+
+
+def test_shared_work_without_a_child_is_done_when_asked():
+    parent = os.getpid()
+    got = parallel.Shared(one_each, ITEMS[:5]).result()
+    assert [r["item"] for r in got] == ITEMS[:5] and {r["pid"] for r in got} == {parent}

@@ -17,44 +17,62 @@ from ..units import index as unit_index
 from . import checksum
 
 
-def verdict_rows(result, cache=None) -> Iterable[dict]:
+class Verdicts:
     """Every report × omission: the declared judgement next to each provider's verdict. With a cache
     (kb.verdict_cache), a record whose provider, vocabulary and bytes are unchanged reads its verdicts from it;
-    the provider audits only the others."""
-    declared = {(rec.report.id, o): d.status for rec in result.loaded.records for o, d in rec.report.disclosures.items()}
-    versions = providers.versions() if cache is not None else {}
-    for name, provider in providers.providers():
-        found: dict[str, list[dict]] = {}
-        keys: dict[str, str] = {}
-        todo = []
-        for rec in result.loaded.records:
-            if cache is not None and rec.digest:
-                keys[rec.report.id] = cache.key(versions[name], rec.digest)
-                rows = cache.get(name, keys[rec.report.id])
-                if rows is not None:
-                    found[rec.report.id] = rows
-                    continue
-            todo.append(rec)
-        if todo:
-            fresh: dict[str, list[dict]] = {rec.report.id: [] for rec in todo}
+    the provider audits only the others. `ahead`: start auditing them at once in a child process
+    (kb.parallel.Shared), which works through them while this process writes the other tables; this process
+    joins in from the other end when the rows are asked for. Otherwise they are audited when the rows are asked
+    for, half of them on the second core."""
 
-            def audit(some) -> list[dict]:
-                return list(provider(replace(result, loaded=replace(result.loaded, records=list(some)))))
+    def __init__(self, result, cache=None, ahead: bool = False):
+        self.result, self.cache = result, cache
+        versions = providers.versions() if cache is not None else {}
+        self.jobs = []
+        for name, provider in providers.providers():
+            found: dict[str, list[dict]] = {}
+            keys: dict[str, str] = {}
+            todo = []
+            for rec in result.loaded.records:
+                if cache is not None and rec.digest:
+                    keys[rec.report.id] = cache.key(versions[name], rec.digest)
+                    rows = cache.get(name, keys[rec.report.id])
+                    if rows is not None:
+                        found[rec.report.id] = rows
+                        continue
+                todo.append(rec)
+            audit = self._auditor(provider)
+            shared = parallel.Shared(audit, todo) if ahead and todo else None
+            self.jobs.append((name, audit, found, keys, todo, shared))
 
-            for row in parallel.in_two(audit, todo):  # half of them on the second core
-                fresh[row["report"]].append(row)
-            for report, rows in fresh.items():
-                if report in keys:
-                    cache.put(name, keys[report], rows)
-            found.update(fresh)
-        for rec in result.loaded.records:
-            for row in found[rec.report.id]:
-                key = (row["report"], row["omission"])
-                yield {"report": row["report"], "omission": row["omission"], "declared": declared.get(key),
-                       "audited": row["status"],
-                       "agree": None if key not in declared else int(declared[key] == row["status"]),
-                       "evidence": json.dumps([f"{x}" for x in row.get("evidence", [])]),
-                       "missing": json.dumps(row.get("missing", [])), "provider": name}
+    def _auditor(self, provider):
+        result = self.result
+
+        def audit(some) -> list[dict]:
+            return list(provider(replace(result, loaded=replace(result.loaded, records=list(some)))))
+        return audit
+
+    def rows(self) -> Iterable[dict]:
+        result = self.result
+        declared = {(rec.report.id, o): d.status for rec in result.loaded.records
+                    for o, d in rec.report.disclosures.items()}
+        for name, audit, found, keys, todo, shared in self.jobs:
+            if todo:
+                fresh: dict[str, list[dict]] = {rec.report.id: [] for rec in todo}
+                for row in shared.result() if shared else parallel.in_two(audit, todo):
+                    fresh[row["report"]].append(row)
+                for report, rows in fresh.items():
+                    if report in keys:
+                        self.cache.put(name, keys[report], rows)
+                found.update(fresh)
+            for rec in result.loaded.records:
+                for row in found[rec.report.id]:
+                    key = (row["report"], row["omission"])
+                    yield {"report": row["report"], "omission": row["omission"], "declared": declared.get(key),
+                           "audited": row["status"],
+                           "agree": None if key not in declared else int(declared[key] == row["status"]),
+                           "evidence": json.dumps([f"{x}" for x in row.get("evidence", [])]),
+                           "missing": json.dumps(row.get("missing", [])), "provider": name}
 
 
 def chart_points(result) -> Iterable[dict]:
@@ -77,12 +95,14 @@ def chart_points(result) -> Iterable[dict]:
                        "x_figure": figure(xc), "y_figure": figure(yc)}
 
 
-def table_rows(result, today: date, fs_now_ns: int, reverify=None,
-               verdict_cache=None) -> dict[str, Callable[[], Iterable[dict]]]:
+def table_rows(result, today: date, fs_now_ns: int, reverify=None, verdict_cache=None,
+               verdicts_ahead: bool = False) -> dict[str, Callable[[], Iterable[dict]]]:
     """For every table, a function giving its rows for the validated records (and the vocabulary). `fs_now_ns`
     is the file system's time now (kb.db.atomic.fs_clock), for the record files' stamps; `reverify` the last kb
     reverify results (kb.reverify.Results), if any; `verdict_cache` the verdicts kept between builds
-    (kb.verdict_cache.VerdictCache), if any."""
+    (kb.verdict_cache.VerdictCache), if any; `verdicts_ahead`: start auditing at once, in a child process, while
+    the other tables are written (Verdicts)."""
+    verdicts = Verdicts(result, verdict_cache, verdicts_ahead)
     vocabulary = result.vocabulary
     checked = result.checked
     records = result.loaded.records
@@ -192,7 +212,7 @@ def table_rows(result, today: date, fs_now_ns: int, reverify=None,
 
     return {"reports": reports, "sources": sources, "patterns": patterns, "omissions": omissions,
             "claims": claims, "claim_patterns": claim_patterns, "claim_topics": claim_topics,
-            "disclosures": disclosures, "verdicts": lambda: verdict_rows(result, verdict_cache),
+            "disclosures": disclosures, "verdicts": verdicts.rows,
             "graph_nodes": lambda: graph.rows(result, "node"), "graph_edges": lambda: graph.rows(result, "edge"),
             "charts": charts, "chart_points": lambda: chart_points(result), "_files": files,
             "derived_checks": derived_checks, "reverify": reverified}

@@ -36,14 +36,15 @@ def write_database(path: Path, result, today: date, fs_now_ns: int, reverify=Non
     the verdicts kept between builds, if any). Returns row counts per table."""
     import sqlite_utils
 
-    rows = table_rows(result, today, fs_now_ns, reverify, verdict_cache)
+    # the verdicts are audited in a child process while the other tables are written, the verdicts table last
+    rows = table_rows(result, today, fs_now_ns, reverify, verdict_cache, verdicts_ahead=True)
     counts: dict[str, int] = {}
     db = sqlite_utils.Database(path, recreate=True)
     db.execute("pragma journal_mode = off")
     db.execute("pragma synchronous = off")
     db.execute("pragma foreign_keys = on")
     # No transaction or journal is needed for atomicity: nobody sees this file until it is renamed.
-    for t in schema.TABLES:
+    for t in sorted(schema.TABLES, key=lambda t: t.name == "verdicts"):  # nothing refers to verdicts
         db[t.name].create(t.types, pk=t.pk, foreign_keys=t.foreign_keys or None,
                           not_null=set([t.pk] if isinstance(t.pk, str) else t.pk))
         with db.conn:
