@@ -37,3 +37,20 @@ def test_the_same_seed_makes_the_same_corpus(tmp_path):
     a = generate(tmp_path / "a", reports=3, claims=20, seed=5, today=date(2026, 11, 29))
     b = generate(tmp_path / "b", reports=3, claims=20, seed=5, today=date(2026, 11, 29))
     assert [a.path(i).read_text() for i in range(3)] == [b.path(i).read_text() for i in range(3)]
+
+
+def test_the_stages_of_a_cold_build_are_timed_on_a_generated_corpus(tmp_path):
+    """`python -m benchmarks.options stages` runs the build's stages one by one, as kb.store.build does."""
+    import subprocess
+
+    c = generate(tmp_path / "claims", reports=4, claims=20, seed=7, today=TODAY)
+    work = tmp_path / "work"
+    work.mkdir()
+    r = subprocess.run([sys.executable, "-m", "benchmarks.options", "stages", str(c.folder), str(work)],
+                       cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    stages = json.loads(r.stdout.splitlines()[-1])
+    assert {"checks (kb.checks)", "pattern graph (kb.graph)", "write SQLite: rows, indexes, FTS"} <= set(stages)
+    assert any(name.startswith("auditor verdicts") for name in stages)
+    assert all(seconds >= 0 for seconds in stages.values())
+    assert (work / "stages.db").is_file()
