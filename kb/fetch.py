@@ -7,7 +7,6 @@ httpx is imported only here, when something is fetched: the other commands start
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 import time
 from dataclasses import dataclass, field
@@ -71,6 +70,8 @@ def check_url(url: str, allow_local: bool) -> None:
         raise FetchError("refused", f"refused: no host in {url}")
     if allow_local:
         return
+    import ipaddress  # here, not at the top: every kb command imports this module for its options' defaults
+
     try:
         addresses = [ipaddress.ip_address(host)]
     except ValueError:
