@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 import mmap
 import os
+import signal
 import struct
 import threading
+import weakref
 from typing import Callable, Optional, Sequence
 
 MINIMUM = 40  # items: below this, starting a process costs more than it saves
@@ -113,6 +115,9 @@ class Shared:
                 os._exit(code)
         os.close(write_end)
         self.pid, self.read_end = pid, read_end
+        # if the result is never asked for (the build failed while writing its other tables), the child is
+        # stopped and reaped when this object goes, instead of waiting on a full pipe for as long as we live
+        self._abandon = weakref.finalize(self, _stop, pid, read_end)
 
     def _take(self, front: bool) -> Optional[int]:
         with self.lock:
@@ -132,6 +137,7 @@ class Shared:
         mine = {}
         while (j := self._take(front=False)) is not None:
             mine[j] = self.fn([self.items[j]])
+        self._abandon.detach()
         with os.fdopen(self.read_end, "rb") as f:
             data = f.read()
         _, status = os.waitpid(self.pid, 0)
@@ -150,3 +156,12 @@ def _lock():
     import multiprocessing
 
     return multiprocessing.get_context("fork").Lock()
+
+
+def _stop(pid: int, read_end: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass
+    os.close(read_end)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import threading
 
+import pytest
+
 from kb import parallel
 
 ITEMS = list(range(100))
@@ -92,3 +94,16 @@ def test_shared_work_without_a_child_is_done_when_asked():
     parent = os.getpid()
     got = parallel.Shared(one_each, ITEMS[:5]).result()
     assert [r["item"] for r in got] == ITEMS[:5] and {r["pid"] for r in got} == {parent}
+
+
+def test_shared_work_never_asked_for_leaves_no_child_behind():
+    """A build that fails while writing its other tables never asks for the verdicts: the child is stopped."""
+    import gc
+
+    shared = parallel.Shared(one_each, ITEMS * 100)
+    pid = shared.pid
+    del shared
+    gc.collect()
+    if pid is not None:
+        with pytest.raises(ChildProcessError):  # no such child any more: it was stopped and reaped
+            os.waitpid(pid, os.WNOHANG)
