@@ -410,11 +410,22 @@ def audit_paths(paths: Iterable[Union[str, Path]], claims_dir: Union[str, Path, 
     return out
 
 
+_last_auditor: Optional[Auditor] = None
+
+
+def _auditor_for(vocabulary: Vocabulary) -> Auditor:
+    """One Auditor per vocabulary (making one builds its rulebook, ~3 ms): a build asks for the verdicts of one
+    report at a time (kb.parallel.Shared)."""
+    global _last_auditor
+    if _last_auditor is None or _last_auditor.vocabulary is not vocabulary:
+        _last_auditor = Auditor(vocabulary)
+    return _last_auditor
+
+
 def kb_verdicts(validation: Validation) -> list[dict[str, Any]]:
     """The auditor's verdict for every report of a validated knowledge base: `kb build` stores these next to
     the declared judgements (found through the report_claims.verdicts entry point)."""
-    vocabulary = validation.vocabulary
-    auditor = Auditor(vocabulary)
+    auditor = _auditor_for(validation.vocabulary)
     rows = []
     for rec in validation.loaded.records:
         for o, v in auditor.record(rec.report).items():
