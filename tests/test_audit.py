@@ -282,3 +282,20 @@ def test_kb_build_stores_the_auditors_verdicts_next_to_the_declared_ones(tmp_pat
     assert db["verdicts"].count == 9 * 5
     disagreements = sum(r.disclosures[o].status != v[o].status for r, v in cases.values() for o in r.disclosures)
     assert db.execute("select count(*) from verdicts where agree = 0").fetchone()[0] == disagreements
+
+
+def test_the_verdicts_a_build_stores_are_the_same_report_by_report_as_all_at_once():
+    """kb build asks for one report's verdicts at a time (on two cores); the auditor keeps one rulebook per
+    vocabulary for it, and the answer is the one given for every report together."""
+    from dataclasses import replace as replace_field
+
+    from auditor.audit import _auditor_for, kb_verdicts
+
+    v = validate_kb(CLAIMS)
+    together = kb_verdicts(v)
+    one_by_one = [row for rec in v.loaded.records
+                  for row in kb_verdicts(replace_field(v, loaded=replace_field(v.loaded, records=[rec])))]
+    assert one_by_one == together and len(together) == 5 * len(v.loaded.records)
+    assert _auditor_for(v.vocabulary) is _auditor_for(v.vocabulary)
+    other = v.vocabulary.model_copy()
+    assert _auditor_for(other) is not _auditor_for(v.vocabulary)
