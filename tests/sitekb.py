@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
 from pathlib import Path
+
+import httpx
+import pytest
 
 from conftest import GOOD, ROOT, VOCABULARY, replace
 
@@ -156,3 +166,36 @@ def load_plugin():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def kb_serve(claims: Path, site: Path):
+    """`kb serve` started as users start it, on a free loopback port: yields its base URL once it answers."""
+    port = free_port()
+    kb = Path(sys.executable).parent / "kb"
+    proc = subprocess.Popen([str(kb), "serve", "--claims", str(claims), "--site", str(site), "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if httpx.get(f"{base}/-/versions.json", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            out = proc.stdout.read().decode() if proc.poll() is not None else ""
+            os.killpg(proc.pid, signal.SIGTERM)
+            pytest.fail(f"kb serve did not start: {out}")
+        time.sleep(0.2)
+    try:
+        yield base
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)

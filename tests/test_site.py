@@ -8,11 +8,9 @@ import shutil
 import io
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
-from datetime import date
 from pathlib import Path
 
 import httpx
@@ -20,7 +18,7 @@ import pytest
 
 from kb.store import build
 from conftest import TODAY
-from sitekb import CLAIMS, make_site
+from sitekb import CLAIMS, free_port, kb_serve, make_site
 
 
 @pytest.fixture(scope="module")
@@ -175,35 +173,11 @@ def test_robots_and_sql_time_limit_are_set(get):
 # A real server, started the way users start it.
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     claims, site = make_site(tmp_path_factory.mktemp("served"))
-    port = free_port()
-    kb = Path(sys.executable).parent / "kb"
-    proc = subprocess.Popen([str(kb), "serve", "--claims", str(claims), "--site", str(site), "--port", str(port)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx.get(f"{base}/-/versions.json", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            out = proc.stdout.read().decode() if proc.poll() is not None else ""
-            os.killpg(proc.pid, signal.SIGTERM)
-            pytest.fail(f"kb serve did not start: {out}")
-        time.sleep(0.2)
-    yield base, site
-    os.killpg(proc.pid, signal.SIGTERM)
-    proc.wait(timeout=10)
+    with kb_serve(claims, site) as base:
+        yield base, site
 
 
 def test_kb_serve_builds_then_serves_on_loopback(server):

@@ -4,19 +4,13 @@ sources" lists what the last kb reverify did not find. (In Chromium: tests/test_
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import httpx
 import pytest
 
 from conftest import TODAY
 from kb.store import build
-from sitekb import add_drift, make_site
+from sitekb import add_drift, kb_serve, make_site
 
 
 @pytest.fixture(scope="module")
@@ -64,39 +58,13 @@ def test_the_claims_table_marks_drifted_rows(get):
                                                       "hostile-run/scripted": "found"}
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def drift_server(tmp_path_factory):
     """`kb serve` on a small site whose last reverify found drift (the results in .cache/ beside claims/)."""
     claims, site = make_site(tmp_path_factory.mktemp("drift-served"))
     add_drift(claims)
-    port = free_port()
-    kb = Path(sys.executable).parent / "kb"
-    proc = subprocess.Popen([str(kb), "serve", "--claims", str(claims), "--site", str(site), "--port", str(port)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx.get(f"{base}/-/versions.json", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            out = proc.stdout.read().decode() if proc.poll() is not None else ""
-            os.killpg(proc.pid, signal.SIGTERM)
-            pytest.fail(f"kb serve did not start: {out}")
-        time.sleep(0.2)
-    yield base, site
-    os.killpg(proc.pid, signal.SIGTERM)
-    proc.wait(timeout=10)
+    with kb_serve(claims, site) as base:
+        yield base, site
 
 
 def test_kb_serve_builds_with_the_last_results(drift_server):
