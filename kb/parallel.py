@@ -29,59 +29,44 @@ def can_fork(items: Sequence, minimum: int = MINIMUM) -> bool:
     return len(items) >= minimum and hasattr(os, "fork") and cores() >= 2 and threading.active_count() == 1
 
 
-class Pending:
-    """fn(items), being computed in a child (or, where no child could be started, to be computed here)."""
-
-    def __init__(self, fn: Callable[[Sequence], list], items: Sequence, pid: Optional[int] = None,
-                 read_end: Optional[int] = None):
-        self.fn, self.items, self.pid, self.read_end = fn, items, pid, read_end
-
-    def result(self) -> list:
-        if self.pid is None:
-            return self.fn(self.items)
-        with os.fdopen(self.read_end, "rb") as f:
-            data = f.read()  # the child blocks on a full pipe until this reads: it waits, having done its work
-        _, status = os.waitpid(self.pid, 0)
-        self.pid = None
-        if os.waitstatus_to_exitcode(status) != 0:
-            return self.fn(self.items)  # the child failed (killed, out of memory): its share again, here
-        return json.loads(data)
-
-
-def start(fn: Callable[[Sequence], list], items: Sequence, minimum: int = MINIMUM) -> Pending:
-    """fn(items) started in a forked child where that is safe and worth it; .result() gives it (as fn would,
-    when fn's results are JSON values)."""
-    if not can_fork(items, minimum):
-        return Pending(fn, items)
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: compute, send, and leave without running the parent's cleanup
-        code = 1
-        try:
-            os.close(read_end)
-            data = json.dumps(fn(items)).encode()
-            with os.fdopen(write_end, "wb") as f:
-                f.write(data)
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write_end)
-    return Pending(fn, items, pid, read_end)
-
-
 def in_two(fn: Callable[[Sequence], list], items: Sequence, minimum: int = MINIMUM) -> list:
     """fn(items), the first half computed in a forked child while this process computes the second; the same
     list as fn(items) when fn's results are JSON values and each item's results depend on that item alone."""
     if not can_fork(items, minimum):
         return fn(items)
     half = len(items) // 2
-    pending = start(fn, items[:half], minimum=0)
+    pid, read_end = _fork(lambda: fn(items[:half]))
     try:
         mine = fn(items[half:])
-    except BaseException:
-        pending.result()  # reap the child before giving up
-        raise
-    return pending.result() + mine
+    finally:
+        theirs = _collect(pid, read_end)
+    return (fn(items[:half]) if theirs is None else theirs) + mine  # a child that failed: its half again, here
+
+
+def _fork(work: Callable[[], object]) -> tuple[int, int]:
+    """work() started in a forked child, which sends its result as JSON: (the child's pid, the pipe to read)."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: compute, send, and leave without running the parent's cleanup
+        code = 1
+        try:
+            os.close(read_end)
+            data = json.dumps(work()).encode()
+            with os.fdopen(write_end, "wb") as f:
+                f.write(data)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    return pid, read_end
+
+
+def _collect(pid: int, read_end: int):
+    """What the child of _fork sent, once it has ended; None when it failed (killed, out of memory)."""
+    with os.fdopen(read_end, "rb") as f:
+        data = f.read()  # the child blocks on a full pipe until this reads: it cannot finish before
+    _, status = os.waitpid(pid, 0)
+    return json.loads(data) if os.waitstatus_to_exitcode(status) == 0 else None
 
 
 class Shared:
@@ -99,25 +84,18 @@ class Shared:
         self.counters = mmap.mmap(-1, 16)
         self.counters[:] = struct.pack("qq", 0, len(self.items))
         self.lock = _lock()
-        read_end, write_end = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            code = 1
-            try:
-                os.close(read_end)
-                done = {}
-                while (i := self._take(front=True)) is not None:
-                    done[i] = fn([self.items[i]])
-                with os.fdopen(write_end, "wb") as f:
-                    f.write(json.dumps(done).encode())
-                code = 0
-            finally:
-                os._exit(code)
-        os.close(write_end)
+        pid, read_end = _fork(self._front)
         self.pid, self.read_end = pid, read_end
         # if the result is never asked for (the build failed while writing its other tables), the child is
         # stopped and reaped when this object goes, instead of waiting on a full pipe for as long as we live
         self._abandon = weakref.finalize(self, _stop, pid, read_end)
+
+    def _front(self) -> dict[int, list]:
+        """The child's part: items from the front, until the two meet."""
+        done = {}
+        while (i := self._take(front=True)) is not None:
+            done[i] = self.fn([self.items[i]])
+        return done
 
     def _take(self, front: bool) -> Optional[int]:
         with self.lock:
@@ -138,14 +116,12 @@ class Shared:
         while (j := self._take(front=False)) is not None:
             mine[j] = self.fn([self.items[j]])
         self._abandon.detach()
-        with os.fdopen(self.read_end, "rb") as f:
-            data = f.read()
-        _, status = os.waitpid(self.pid, 0)
+        sent = _collect(self.pid, self.read_end)
         self.pid = None
-        if os.waitstatus_to_exitcode(status) != 0:  # the child failed: what it had taken, again here
+        if sent is None:  # the child failed: what it had taken, again here
             theirs = {i: self.fn([self.items[i]]) for i in range(len(self.items)) if i not in mine}
         else:
-            theirs = {int(i): rows for i, rows in json.loads(data).items()}
+            theirs = {int(i): rows for i, rows in sent.items()}  # JSON made the keys text
         out: list = []
         for i in range(len(self.items)):
             out += mine[i] if i in mine else theirs[i]
