@@ -72,6 +72,7 @@ class _Part:
         self.figures = set(part.figures)
         self.row_figures = set(part.row_figures)
         self.needs = set(part.needs)
+        self.yields_to = [tuple(ref.split("/", 1)) for ref in part.yields_to]
 
     def figure(self, unit: Unit) -> Optional[Figure]:
         kinds = self.figures | (self.row_figures if unit.kind == "row" else set())
@@ -89,7 +90,11 @@ class _Scan:
         self.weak: dict[tuple, list[tuple[Phrase, int]]] = {}
         self.anchors: set[tuple] = set()
         self.negations: dict = {}  # whether a cue at a position stands in a negation, once known
-        for (key, kind, p), at in index.scan(words):
+        found = index.scan(words)
+        masked = {at + k for (key, kind, p), at in found if kind == "not-cue" for k in range(len(p.stems))}
+        for (key, kind, p), at in found:
+            if kind == "not-cue" or (at in masked and kind != "anchor"):
+                continue
             if kind == "cue":
                 self.cues.setdefault(key, []).append((p, at))
             elif kind == "weak":
@@ -136,9 +141,15 @@ class Rulebook:
                         self.index.add(p, (part.key, ("section-cue", section), p))
                     for p in anchors:
                         self.index.add(p, (part.key, ("section-anchor", section), p))
-        for text in vocabulary.sections.get("fine-tuning", []):
+        for text in vocabulary.not_cues:
+            p = phrase(text)
+            self.index.add(p, (None, "not-cue", p))
+        for text in vocabulary.sentence_words("fine-tuning"):
             p = phrase(text)
             self.index.add(p, (_FINE_TUNING, "anchor", p))
+
+    def part(self, omission: str, part: str) -> _Part:
+        return next(p for p in self.parts[omission] if p.id == part)
 
     def hits(self, units: list[Unit], explain: Optional[list] = None) -> list[Hit]:
         out: list[Hit] = []
@@ -172,6 +183,11 @@ class Rulebook:
         for p in parts:
             found = scan.matches(p, u.sections)
             if not found:
+                continue
+            taken = next((ref for ref in p.yields_to if scan.matches(self.part(*ref), u.sections)), None)
+            if taken:
+                if explain is not None:
+                    explain.append(Dropped(o.id, u, f"{p.id}: the sentence is {'/'.join(taken)} evidence"))
                 continue
             # the first cue outside a negation mentions the part ("we did not use dropout, but swept four
             # learning rates": the sweep counts); when every cue is negated, the part says what that means

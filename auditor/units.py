@@ -60,6 +60,10 @@ class Reader:
         for kind, phrases in self.sections.items():
             for p in phrases:
                 self._section_index.add(p, (kind, p))
+        self._fine_tuning = PhraseIndex()  # the words that make one sentence about fine-tuning
+        for text in vocabulary.sentence_words("fine-tuning"):
+            p = phrase(text)
+            self._fine_tuning.add(p, p)
         self._kinds_seen: dict[str, frozenset] = {}
         self._typed: dict[str, list[Figure]] = {}  # a claim's "value unit", typed
 
@@ -114,7 +118,8 @@ class Reader:
     def _claim_sections(self, c: Claim, headings: tuple[str, ...], words: list[str]) -> frozenset:
         """A claim's section, from its locator; and fine-tuning, when its statement (words) is about fine-tuning."""
         kinds = set(self.section_kinds(headings))
-        if "fine-tuning" in self._heading_kinds(c.statement, words):
+        # a statement that names pretraining as well ("pretraining and fine-tuning data") covers both
+        if self._fine_tuning.scan(words) and "pretraining" not in self._heading_kinds(c.statement, words):
             kinds.add("fine-tuning")
         return frozenset(kinds)
 

@@ -338,6 +338,9 @@ class OmissionPart(Strict):
     negated: Annotated[str, Field(pattern=r"^(ignore|mention|only|[a-z0-9-]+/[a-z0-9-]+)$")] = "ignore"
     # Cues that count only inside a kind of section (the vocabulary's `sections`), next to that section's anchors.
     in_sections: dict[Slug, SectionCues] = Field(default_factory=dict)
+    # Parts of other omissions ("omission/part") that take a sentence or claim from this part when both are
+    # mentioned: a filter of benchmark overlaps is the contamination check, not the pretraining data's filtering.
+    yields_to: list[Annotated[str, Field(pattern=r"^[a-z0-9-]+/[a-z0-9-]+$")]] = Field(default_factory=list)
 
 
 # Kinds of figure read by their form, not by the words around them: "12%", "13-gram", "3e-4", several values of
@@ -416,6 +419,12 @@ class Vocabulary(Strict):
     figure_kinds: dict[Slug, list[Annotated[str, Field(min_length=1, max_length=200)]]] = Field(default_factory=dict)
     # Kind of section → the words of a heading that make a section of that kind (fine-tuning, acknowledgements).
     sections: dict[Slug, list[Phrase]] = Field(default_factory=dict)
+    # Kind of section → the words that put one sentence (or a claim's statement) in it wherever it stands; narrower
+    # than a heading's words ("we adapt" or "aligned with" in a sentence is rarely fine-tuning). A kind not listed
+    # here is found in sentences by its heading words.
+    sentences: dict[Slug, list[Phrase]] = Field(default_factory=dict)
+    # Phrases whose words are never a cue of any part: "the following differences" is not "follows GPT-3".
+    not_cues: list[Phrase] = Field(default_factory=list)
     # Names the auditor recognises as such: datasets and corpora, kinds of data.
     gazetteer: dict[Slug, list[Phrase]] = Field(default_factory=dict)
 
@@ -429,11 +438,20 @@ class Vocabulary(Strict):
         for chart in self.charts:
             if chart.pattern not in self.pattern_ids:
                 raise ValueError(f"chart {chart.id!r} names an unknown pattern {chart.pattern!r}")
+        for kind in self.sentences:
+            if kind not in self.sections:
+                raise ValueError(f"sentences names a kind of section the vocabulary does not have: {kind!r}")
         for o in self.omissions:
             parts = {p.id for p in o.parts}
             named = {x for r in o.rules for x in (*r.given, *r.mentioned)} | {n for p in o.parts for n in p.needs}
             if named - parts:
                 raise ValueError(f"omission {o.id!r} names parts it does not have: {', '.join(sorted(named - parts))}")
+            for p in o.parts:
+                for ref in p.yields_to:
+                    other, _, part = ref.partition("/")
+                    theirs = self.omission(other)
+                    if theirs is None or part not in {x.id for x in theirs.parts}:
+                        raise ValueError(f"part {o.id}/{p.id} yields to an unknown part {ref!r}")
             for kind in (*o.out_of_scope, *o.partial_only, *(k for p in o.parts for k in p.in_sections)):
                 if kind not in self.sections:
                     raise ValueError(f"omission {o.id!r} names a kind of section the vocabulary does not have: {kind!r}")
@@ -450,6 +468,10 @@ class Vocabulary(Strict):
     @property
     def omission_ids(self) -> list[str]:
         return [o.id for o in self.omissions]
+
+    def sentence_words(self, kind: str) -> list[str]:
+        """The words that put a sentence in a kind of section: its own list, else its headings' words."""
+        return self.sentences.get(kind, self.sections.get(kind, []))
 
     def omission(self, omission_id: str) -> Optional[Omission]:
         return next((o for o in self.omissions if o.id == omission_id), None)

@@ -36,9 +36,11 @@ def test_a_verdict_carries_its_evidence_and_the_questions_left_open(cases):
     assert contamination.rule == "disclosed: method and threshold and overlap given"
     assert {p["part"] for e in contamination.evidence for p in e.parts} >= {"method", "threshold", "overlap"}
     assert all(e.claim.startswith("llama-3-405b/") for e in contamination.evidence)
-    absent = llama["hp-search"]
+    _, deepseek = cases["deepseek-v3"]
+    absent = deepseek["ops-staffing"]  # an absent verdict names no evidence and asks every part's question
     assert absent.status == "absent" and absent.evidence == [] and absent.rule == "absent: nothing on it"
-    assert [m["question"] for m in absent.missing][0].startswith("Which hyperparameters were searched")
+    assert [m["part"] for m in absent.missing] == ["tooling", "stability", "people"]
+    assert absent.missing[0]["question"].startswith("Which tools detected failures")
     partial = llama["failed-runs"]  # a divergence named, its compute not: the question left is the compute
     assert partial.status == "partial" and [m["part"] for m in partial.missing] == ["compute"]
 

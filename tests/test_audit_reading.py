@@ -3,6 +3,7 @@ rubric's rules as kb/vocabulary.yaml states them. Each example is a sentence a r
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 import pytest
@@ -14,6 +15,7 @@ from auditor.figures import FigureReader
 from auditor.units import Reader
 from auditor.words import phrase, find, tokens
 from kb.load import load_vocabulary, packaged
+from kb.model import Vocabulary
 
 VOCABULARY = load_vocabulary(packaged("vocabulary.yaml"))
 AUDITOR = Auditor(VOCABULARY)
@@ -138,6 +140,43 @@ def test_a_fine_tuning_section_gives_no_pretraining_data_evidence():
         The instruction data mixture is 40% code and 60% math, filtered with a quality classifier at 0.9.
         """
     assert status(text, "data-filtering") == "absent"
+
+
+def test_one_sentence_about_fine_tuning_is_out_of_scope_wherever_it_stands():
+    assert status("We fine-tuned on an instruction mixture of 40% code and 60% math.\n", "data-filtering") == "absent"
+    # words that mean fine-tuning only in a heading: "aligned with" and "we adapt" in a sentence do not
+    text = "Our filters, aligned with established practice, remove documents with fewer than 50 words.\n"
+    assert status(text, "data-filtering") == "partial"
+    assert status("We adapt the data mixture: 60% web (Common Crawl) and 40% code (The Stack).\n",
+                  "data-filtering") == "partial"
+
+
+def test_a_word_in_another_sense_is_not_a_cue():
+    # "the following differences" does not say a value follows GPT-3, nor "followed by" a schedule's source
+    assert status("The architecture is adapted from GPT-3, with the following differences.\n", "hp-search") == "absent"
+    assert status("A linear warm-up of the learning rate is followed by a cosine decay.\n", "hp-search") == "absent"
+    assert status("Following GPT-3, the learning rate is warmed up linearly.\n", "hp-search") == "partial"
+
+
+def test_a_filter_of_benchmark_overlaps_is_contamination_evidence_not_data_filtering():
+    text = "We filtered out training documents with a 13-gram overlap with any benchmark: 0.3% of all documents.\n"
+    v = verdicts(text)
+    assert v["data-filtering"].status == "absent"
+    assert v["contamination"].status == "disclosed"
+    assert status("We filtered out documents with fewer than 50 words, 8% of the crawl.\n", "data-filtering") == "partial"
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda v: v["omissions"][1]["parts"][2]["yields_to"].append("contamination/size"),
+     "part data-filtering/filter yields to an unknown part 'contamination/size'"),
+    (lambda v: v["sentences"].update({"appendix": ["in the appendix"]}),
+     "sentences names a kind of section the vocabulary does not have: 'appendix'"),
+])
+def test_the_vocabulary_names_only_parts_and_sections_it_has(change, message):
+    data = VOCABULARY.model_dump(mode="json")
+    change(data)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        Vocabulary.model_validate(data)
 
 
 def test_acknowledgements_give_partial_operations_evidence_at_most():
