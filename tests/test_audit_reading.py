@@ -156,6 +156,9 @@ def test_a_word_in_another_sense_is_not_a_cue():
     assert status("The architecture is adapted from GPT-3, with the following differences.\n", "hp-search") == "absent"
     assert status("A linear warm-up of the learning rate is followed by a cosine decay.\n", "hp-search") == "absent"
     assert status("Following GPT-3, the learning rate is warmed up linearly.\n", "hp-search") == "partial"
+    # a corpus's name is a data source only next to words about data
+    assert status("All DCLM runs took about 1.2M H100-hours.\n", "data-filtering") == "absent"
+    assert status("The model was trained on DCLM and Wikipedia.\n", "data-filtering") == "partial"
 
 
 def test_a_filter_of_benchmark_overlaps_is_contamination_evidence_not_data_filtering():
