@@ -26,11 +26,17 @@ def stem(word: str) -> str:
 _WORD = re.compile(r"[a-z0-9]+(?:[-\u00ad\u2010\u2011][a-z0-9]+)*(?:\.[0-9]+)?")
 
 
+_URL = re.compile(r"(?:https?://|www\.)[^\s)\]>\"']+")
+
+
 def spans(text: str) -> list[tuple[str, int, int]]:
     """(stem, start, end) of each word of the text: lowercased, a hyphenated word joined ("re-started" is
-    "restarted"), stemmed."""
+    "restarted"), stemmed. A web address has no words ("arxiv.org/abs/..." names no dataset)."""
     out = []
-    for m in _WORD.finditer(text.lower()):
+    low = text.lower()
+    if "://" in low or "www." in low:
+        low = _URL.sub(lambda m: " " * len(m.group()), low)
+    for m in _WORD.finditer(low):
         w = m.group()
         if "-" in w or "\u00ad" in w or "\u2010" in w or "\u2011" in w:
             w = _JOIN.sub("", w)

@@ -156,6 +156,12 @@ def test_a_word_in_another_sense_is_not_a_cue():
     assert status("The architecture is adapted from GPT-3, with the following differences.\n", "hp-search") == "absent"
     assert status("A linear warm-up of the learning rate is followed by a cosine decay.\n", "hp-search") == "absent"
     assert status("Following GPT-3, the learning rate is warmed up linearly.\n", "hp-search") == "partial"
+    assert status("Our 7B model matches or outperforms larger models on MMLU and GSM8K.\n", "contamination") == "absent"
+    assert status("We release 154 intermediate checkpoints per model, hosted on Hugging Face.\n",
+                  "ops-staffing") == "absent"
+    # a web address has no words: arxiv.org names no dataset
+    assert status("The data is described at https://arxiv.org/abs/2307.09288.\n", "data-filtering") == "absent"
+    assert status("The data is described in arXiv papers.\n", "data-filtering") == "partial"
     # a corpus's name is a data source only next to words about data
     assert status("All DCLM runs took about 1.2M H100-hours.\n", "data-filtering") == "absent"
     assert status("The model was trained on DCLM and Wikipedia.\n", "data-filtering") == "partial"
