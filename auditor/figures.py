@@ -38,6 +38,8 @@ _NGRAM = re.compile(r"\b(\d+)\s?-?\s?(?:grams?|token (?:n-?grams?|spans?|overlap
 
 
 _OR_MORE = re.compile(r"^\s*%?\s*(?:or|and)\s+(?:more|fewer|less|higher|lower|above|below|greater)\b", re.IGNORECASE)
+_RELATIVE = re.compile(r"^\s*(?:more|fewer|less|higher|lower|faster|slower|better|worse|larger|smaller|longer|"
+                       r"shorter|improvement|speedup|speed-up|reduction|increase|decrease)\b", re.IGNORECASE)
 _SIZED = {"model", "paramet", "param", "dens", "moe", "proxi", "transform"}
 _CANDIDATES = re.compile(r"^\s*(?:different\s+|candidate\s+|distinct\s+)?(?:learning[- ]rates|batch[- ]sizes|"
                          r"values|settings|configurations|seeds|warmup lengths|schedules|model sizes|sizes)\b",
@@ -46,7 +48,7 @@ _CANDIDATES = re.compile(r"^\s*(?:different\s+|candidate\s+|distinct\s+)?(?:lear
 
 @dataclass(frozen=True)
 class Figure:
-    kind: str  # compute, duration, hardware, tokens, params, percent, count, ngram, threshold, rate, number
+    kind: str  # compute, duration, hardware, tokens, params, percent, change, count, ngram, threshold, rate, number
     text: str
     value: Optional[float]
     start: int
@@ -113,7 +115,8 @@ class FigureReader:
                 tuple(before[-len(w):]) == w for w in self.before.get(before[-1], ())):
             return "threshold", 0  # "at least 0.4", "over 30%", "32 or more": a cut-off
         if m.group("pct"):
-            return "percent", 0
+            # "40% more tokens", "15% faster": a relative change, not a share of anything
+            return ("change", 0) if _RELATIVE.match(text[m.end():m.end() + 20]) else ("percent", 0)
         suffix = (m.group("scale") or "").strip()
         if suffix.upper() in ("B", "M") and after[:1] and after[0] in _SIZED:
             return "params", 1  # "14B model", "1B-parameter proxies"

@@ -343,9 +343,9 @@ class OmissionPart(Strict):
     yields_to: list[Annotated[str, Field(pattern=r"^[a-z0-9-]+/[a-z0-9-]+$")]] = Field(default_factory=list)
 
 
-# Kinds of figure read by their form, not by the words around them: "12%", "13-gram", "3e-4", several values of
-# one kind in a sentence ("1e-4, 3e-4 and 6e-4"), any other number.
-BUILT_IN_FIGURE_KINDS = ("percent", "ngram", "rate", "range", "number")
+# Kinds of figure read by their form, not by the words around them: "12%", "40% more" (a change, not a share),
+# "13-gram", "3e-4", several values of one kind in a sentence ("1e-4, 3e-4 and 6e-4"), any other number.
+BUILT_IN_FIGURE_KINDS = ("percent", "change", "ngram", "rate", "range", "number")
 
 
 class Rule(Strict):

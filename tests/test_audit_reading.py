@@ -62,6 +62,7 @@ def test_a_figure_is_typed_by_the_words_around_it():
     assert kinds("together they cost 40,000 GPU-hours") == [("compute", "40,000 GPU-hours")]
     assert kinds("any example with a 13-gram overlap") == [("ngram", "13-gram")]
     assert kinds("1.2% of MMLU examples were removed") == [("percent", "1.2%")]
+    assert kinds("we trained on 40% more tokens, 15% faster") == [("change", "40%"), ("change", "15%")]
     assert kinds("a sweep of four learning rates") == [("trials", "four learning rates")]
     assert kinds("documents scoring below 0.4 were removed") == [("threshold", "0.4")]
     assert kinds("a team of three engineers") == [("count", "three engineers")]
