@@ -100,8 +100,8 @@ class Reader:
         self._title = None
         out = []
         for i, c in enumerate(report.claims):
-            if c.status == "contradicted":
-                continue  # its statement is what the source does not say
+            if c.status in ("contradicted", "derived"):
+                continue  # what the source does not say, or the knowledge base's own arithmetic on what it says
             text = " ".join(x for x in (c.statement, c.quote or "") if x)
             headings = (c.locator,) if c.locator else ()
             reported_from = len(c.statement) + 1 if c.quote else len(text)

@@ -45,6 +45,12 @@ def test_a_verdict_carries_its_evidence_and_the_questions_left_open(cases):
     assert partial.status == "partial" and [m["part"] for m in partial.missing] == ["compute"]
 
 
+def test_derived_claims_are_the_knowledge_bases_arithmetic_never_evidence(cases):
+    derived = {f"{report.id}/{c.id}" for report, _ in cases.values() for c in report.claims if c.status == "derived"}
+    cited = {e.claim for _, verdicts in cases.values() for v in verdicts.values() for e in v.evidence}
+    assert derived and cited and not derived & cited
+
+
 # Text input.
 
 REPORT_TEXT = textwrap.dedent("""\
