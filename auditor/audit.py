@@ -5,8 +5,8 @@ the knowledge base's context.
 How a verdict is decided (auditor.units reads the report into units, auditor.rules applies RUBRIC.md as the
 vocabulary states it: kb/vocabulary.yaml's omissions, figure kinds, sections and gazetteer):
 
-- a record is read claim by claim (statement and quote, the figure typed by its unit, the locator; not its derived
-  claims, which are the knowledge base's arithmetic, nor its contradicted ones); a text
+- a record is read claim by claim (statement and quote, the figure typed by its unit, the locator; a derived claim,
+  the knowledge base's arithmetic, gives only a part marked `from_derived`; a contradicted one nothing); a text
   sentence by sentence under its headings, a table row by row with its column headers;
 - a part of an omission is mentioned by a unit that matches one of its cues as whole words, in scope (fine-tuning
   sections give no pretraining-data or search evidence) and not negated in its clause (or, where the rubric says

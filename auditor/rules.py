@@ -181,6 +181,8 @@ class Rulebook:
         out: list[Hit] = []
         memo = scan.negations
         for p in parts:
+            if u.derived and not p.spec.from_derived:
+                continue
             found = scan.matches(p, u.sections)
             if not found:
                 continue

@@ -32,6 +32,7 @@ class Unit:
     context: str = ""  # the heading path, for anchors
     reported_from: int = 0  # where the report's own words start in text (a claim's statement is the record's)
     paragraph: int = 0  # units of one paragraph (or table) share it
+    derived: bool = False  # a derived claim: the knowledge base's arithmetic on the report's figures
     # The unit's typed figures are read when first asked for (most units mention no part that takes a figure):
     # by `read_figures` from the text, then `more_figures` (a claim's own figure) after them.
     read_figures: Optional[Callable[[str], list[Figure]]] = None
@@ -100,8 +101,8 @@ class Reader:
         self._title = None
         out = []
         for i, c in enumerate(report.claims):
-            if c.status in ("contradicted", "derived"):
-                continue  # what the source does not say, or the knowledge base's own arithmetic on what it says
+            if c.status == "contradicted":
+                continue  # its statement is what the source does not say
             text = " ".join(x for x in (c.statement, c.quote or "") if x)
             headings = (c.locator,) if c.locator else ()
             reported_from = len(c.statement) + 1 if c.quote else len(text)
@@ -112,6 +113,7 @@ class Reader:
             u.more_figures = self._claim_figure(c)
             u.context = " ".join(headings)
             u.reported_from = reported_from
+            u.derived = c.status == "derived"
             out.append(u)
         return out
 

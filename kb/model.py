@@ -338,6 +338,9 @@ class OmissionPart(Strict):
     negated: Annotated[str, Field(pattern=r"^(ignore|mention|only|[a-z0-9-]+/[a-z0-9-]+)$")] = "ignore"
     # Cues that count only inside a kind of section (the vocabulary's `sections`), next to that section's anchors.
     in_sections: dict[Slug, SectionCues] = Field(default_factory=dict)
+    # Whether a record's derived claim (the knowledge base's arithmetic on the report's figures) gives the part:
+    # only where the rubric accepts what follows directly from the report ("two days on 384 GPUs" is a cost).
+    from_derived: bool = False
     # Parts of other omissions ("omission/part") that take a sentence or claim from this part when both are
     # mentioned: a filter of benchmark overlaps is the contamination check, not the pretraining data's filtering.
     yields_to: list[Annotated[str, Field(pattern=r"^[a-z0-9-]+/[a-z0-9-]+$")]] = Field(default_factory=list)

@@ -45,10 +45,15 @@ def test_a_verdict_carries_its_evidence_and_the_questions_left_open(cases):
     assert partial.status == "partial" and [m["part"] for m in partial.missing] == ["compute"]
 
 
-def test_derived_claims_are_the_knowledge_bases_arithmetic_never_evidence(cases):
+def test_a_derived_claim_gives_only_what_follows_directly_from_the_report(cases):
+    # a derived claim is the knowledge base's arithmetic: evidence only of a part the rubric lets follow directly
+    # from the report's figures (days on a stated number of GPUs are the cost of a failed run)
     derived = {f"{report.id}/{c.id}" for report, _ in cases.values() for c in report.claims if c.status == "derived"}
-    cited = {e.claim for _, verdicts in cases.values() for v in verdicts.values() for e in v.evidence}
-    assert derived and cited and not derived & cited
+    cited = [(o, p["part"]) for _, verdicts in cases.values() for o, v in verdicts.items() for e in v.evidence
+             if e.claim in derived for p in e.parts]
+    assert derived and set(cited) == {("failed-runs", "compute")}
+    _, smollm3 = cases["smollm3"]
+    assert smollm3["failed-runs"].evidence[0].claim == "smollm3/restart-gpu-hours"
 
 
 # Text input.
