@@ -65,6 +65,8 @@ def test_a_figure_is_typed_by_the_words_around_it():
     assert kinds("we trained on 40% more tokens, 15% faster") == [("change", "40%"), ("change", "15%")]
     assert kinds("a sweep of four learning rates") == [("trials", "four learning rates")]
     assert kinds("documents scoring below 0.4 were removed") == [("threshold", "0.4")]
+    assert kinds("documents with a quality score above 0.4") == [("threshold", "0.4")]
+    assert kinds("the model scores 88.5 on MMLU") == [("number", "88.5")]  # a benchmark score is no cut-off
     assert kinds("a team of three engineers") == [("count", "three engineers")]
 
 
