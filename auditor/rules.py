@@ -72,7 +72,7 @@ class _Part:
         self.figures = set(part.figures)
         self.row_figures = set(part.row_figures)
         self.needs = set(part.needs)
-        self.yields_to = [tuple(ref.split("/", 1)) for ref in part.yields_to]
+        self.yields_to: list[_Part] = []  # resolved by the Rulebook, once every part exists
 
     def figure(self, unit: Unit) -> Optional[Figure]:
         kinds = self.figures | (self.row_figures if unit.kind == "row" else set())
@@ -129,6 +129,10 @@ class Rulebook:
         self.vocabulary = vocabulary
         self.omissions: dict[str, Omission] = {o.id: o for o in vocabulary.omissions}
         self.parts = {o.id: [_Part(o.id, p) for p in o.parts] for o in vocabulary.omissions}
+        by_ref = {f"{p.omission}/{p.id}": p for parts in self.parts.values() for p in parts}
+        for parts in self.parts.values():
+            for p in parts:
+                p.yields_to = [by_ref[ref] for ref in p.spec.yields_to]
         # every cue of every part, and the words that make a sentence about fine-tuning, in one index
         self.index = PhraseIndex()
         for parts in self.parts.values():
@@ -147,9 +151,6 @@ class Rulebook:
         for text in vocabulary.sentence_words("fine-tuning"):
             p = phrase(text)
             self.index.add(p, (_FINE_TUNING, "anchor", p))
-
-    def part(self, omission: str, part: str) -> _Part:
-        return next(p for p in self.parts[omission] if p.id == part)
 
     def hits(self, units: list[Unit], explain: Optional[list] = None) -> list[Hit]:
         out: list[Hit] = []
@@ -186,10 +187,10 @@ class Rulebook:
             found = scan.matches(p, u.sections)
             if not found:
                 continue
-            taken = next((ref for ref in p.yields_to if scan.matches(self.part(*ref), u.sections)), None)
+            taken = next((other for other in p.yields_to if scan.matches(other, u.sections)), None)
             if taken:
                 if explain is not None:
-                    explain.append(Dropped(o.id, u, f"{p.id}: the sentence is {'/'.join(taken)} evidence"))
+                    explain.append(Dropped(o.id, u, f"{p.id}: the sentence is {taken.omission}/{taken.id} evidence"))
                 continue
             # the first cue outside a negation mentions the part ("we did not use dropout, but swept four
             # learning rates": the sweep counts); when every cue is negated, the part says what that means

@@ -61,10 +61,6 @@ class Reader:
         for kind, phrases in self.sections.items():
             for p in phrases:
                 self._section_index.add(p, (kind, p))
-        self._fine_tuning = PhraseIndex()  # the words that make one sentence about fine-tuning
-        for text in vocabulary.sentence_words("fine-tuning"):
-            p = phrase(text)
-            self._fine_tuning.add(p, p)
         self._kinds_seen: dict[str, frozenset] = {}
         self._typed: dict[str, list[Figure]] = {}  # a claim's "value unit", typed
 
@@ -76,11 +72,10 @@ class Reader:
             found |= self._heading_kinds(h)
         return frozenset(found)
 
-    def _heading_kinds(self, heading: str, words: Optional[list[str]] = None) -> frozenset:
-        kinds = self._kinds_seen.get(heading) if words is None else None
+    def _heading_kinds(self, heading: str) -> frozenset:
+        kinds = self._kinds_seen.get(heading)
         if kinds is None:
-            words = tokens(heading) if words is None else words
-            found = {kind for (kind, _), _ in self._section_index.scan(words)}
+            found = {kind for (kind, _), _ in self._section_index.scan(tokens(heading))}
             if "pretraining" in found:
                 found.discard("fine-tuning")  # "Pretraining and Adaptation" covers both
             kinds = frozenset(found)
@@ -108,22 +103,13 @@ class Reader:
             reported_from = len(c.statement) + 1 if c.quote else len(text)
             u = self.unit(text, line=where(i) if where else None, claim=f"{report.id}/{c.id}", headings=headings,
                           kind="row" if c.quote_kind == "table" else "claim", paragraph=i)
-            statement = [w for w, at in zip(u.words, u.offsets) if at < len(c.statement)]
-            u.sections = self._claim_sections(c, headings, statement)
+            u.sections = self.section_kinds(headings)  # a claim about fine-tuning: the rulebook reads its words
             u.more_figures = self._claim_figure(c)
             u.context = " ".join(headings)
             u.reported_from = reported_from
             u.derived = c.status == "derived"
             out.append(u)
         return out
-
-    def _claim_sections(self, c: Claim, headings: tuple[str, ...], words: list[str]) -> frozenset:
-        """A claim's section, from its locator; and fine-tuning, when its statement (words) is about fine-tuning."""
-        kinds = set(self.section_kinds(headings))
-        # a statement that names pretraining as well ("pretraining and fine-tuning data") covers both
-        if self._fine_tuning.scan(words) and "pretraining" not in self._heading_kinds(c.statement, words):
-            kinds.add("fine-tuning")
-        return frozenset(kinds)
 
     def _claim_figure(self, c: Claim) -> list[Figure]:
         """The claim's own figure, typed by its unit ("GPU-hours": compute)."""

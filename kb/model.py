@@ -422,7 +422,7 @@ class Vocabulary(Strict):
     figure_kinds: dict[Slug, list[Annotated[str, Field(min_length=1, max_length=200)]]] = Field(default_factory=dict)
     # Kind of section → the words of a heading that make a section of that kind (fine-tuning, acknowledgements).
     sections: dict[Slug, list[Phrase]] = Field(default_factory=dict)
-    # Kind of section → the words that put one sentence (or a claim's statement) in it wherever it stands; narrower
+    # Kind of section → the words that put one sentence (or a record's claim) in it wherever it stands; narrower
     # than a heading's words ("we adapt" or "aligned with" in a sentence is rarely fine-tuning). A kind not listed
     # here is found in sentences by its heading words.
     sentences: dict[Slug, list[Phrase]] = Field(default_factory=dict)
