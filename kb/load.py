@@ -12,7 +12,6 @@ import os
 import re
 from dataclasses import dataclass, field
 from datetime import date
-from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Iterable, Literal, Optional, Union, get_args, get_origin
 
@@ -22,7 +21,6 @@ from . import codes
 from .compact import compact_report
 from .model import SLUG, Report, Vocabulary
 from .duplicates import Summary
-from .fastyaml import parse_record
 from .problems import Problem, shown
 from .yaml12 import FilePositions, Loc, LazyPositions, Positions, YamlError, parse_yaml, read_text, read_text_and_digest
 
@@ -30,6 +28,9 @@ VOCABULARY_FILE = "_vocabulary.yaml"  # a knowledge base's own vocabulary, in it
 TEMPLATE_FILE = "_template.yaml"
 PACKAGED_VOCABULARY = "vocabulary.yaml"
 PACKAGED_TEMPLATE = "template.yaml"
+# From this many files on, records are parsed by kb.fastyaml (rapidyaml); fewer go straight to kb.yaml12, since
+# importing rapidyaml costs about as much as parsing four records the slower way (kb validate FILE, audit FILE).
+FAST_PARSE_MIN_FILES = 5
 
 
 # Validation errors → problems with positions.
@@ -195,14 +196,20 @@ class LoadResult:
         self.salvaged += other.salvaged
 
 
-def load_file(path: Union[str, Path], display: Optional[str] = None) -> LoadResult:
-    """One record file → a LoadResult with the record (if it validated) and every problem found."""
+def load_file(path: Union[str, Path], display: Optional[str] = None, fast: bool = True) -> LoadResult:
+    """One record file → a LoadResult with the record (if it validated) and every problem found. `fast`: parse
+    with kb.fastyaml where it reads the file exactly (the same data and problems as kb.yaml12, sooner)."""
     path = Path(path)
     name = display or str(path)
     result = LoadResult(files=1)
     try:
         text, digest, stamp = read_text_and_digest(path)
-        data, positions = parse_record(text)  # rapidyaml where it reads the file exactly, else libyaml
+        if fast:
+            from .fastyaml import parse_record  # rapidyaml where it reads the file exactly, else libyaml
+
+            data, positions = parse_record(text)
+        else:
+            data, positions = parse_yaml(text, lazy=True)
     except YamlError as e:
         result.problems.append(Problem(name, e.code, e.message, e.line, e.col))
         return result
@@ -387,17 +394,22 @@ def load_paths(paths: Iterable[Union[str, Path]], progress: Any = None, compact:
     change, as in kb build)."""
     names: dict = {}
     result = LoadResult()
+    found: list[Union[Problem, list[Path]]] = []  # in the order given: a path's problem, or its files
     for p in paths:
         p = Path(p)
         if not p.exists() and not p.is_symlink():
-            result.problems.append(Problem(str(p), codes.NOT_A_FILE, "no such file or folder"))
+            found.append(Problem(str(p), codes.NOT_A_FILE, "no such file or folder"))
+        elif p.is_dir() and p.suffix in (".yaml", ".yml"):
+            found.append(Problem(str(p), codes.NOT_A_FILE, "is a folder, not a record file"))
+        else:
+            found.append(record_files(p))
+    fast = sum(len(f) for f in found if isinstance(f, list)) >= FAST_PARSE_MIN_FILES
+    for files in found:
+        if isinstance(files, Problem):
+            result.problems.append(files)
             continue
-        if p.is_dir() and p.suffix in (".yaml", ".yml"):
-            result.problems.append(Problem(str(p), codes.NOT_A_FILE, "is a folder, not a record file"))
-            continue
-        files = record_files(p)
         for f in progress(files) if progress else files:
-            one = load_file(f)
+            one = load_file(f, fast=fast)
             if compact:
                 for rec in one.records:
                     compact_report(rec.report, names)
@@ -428,7 +440,7 @@ class VocabularyError(Exception):
 
 def packaged(name: str) -> Path:
     """A data file shipped inside the kb package (the vocabulary, the record template)."""
-    return Path(str(resources.files("kb").joinpath(name)))
+    return Path(__file__).with_name(name)  # not importlib.resources: kb is a folder on disk, and that import costs
 
 
 def vocabulary_path(claims_dir: Union[str, Path, None]) -> Path:

@@ -82,16 +82,19 @@ def validate_files(
     today: Optional[date] = None,
     progress: Any = None,
     db: Union[str, Path, Snapshot, None] = None,
+    vocabulary: Optional[Vocabulary] = None,
 ) -> Validation:
     """Validate record files (or folders of them) against the rest of the knowledge base at claims_dir: its
     records serve as context, so a new record's formula may refer to their claims and a new report is compared
     with them. With `db`, a database built from claims_dir, the context comes from it for the files unchanged
     since it was built (kb.snapshot), and only the files a formula refers to are read. With claims_dir None (no
-    knowledge base), the files are validated alone against the packaged vocabulary."""
+    knowledge base), the files are validated alone against the packaged vocabulary. `vocabulary`: the one of
+    claims_dir, where the caller has read it already."""
     folder = Path(claims_dir) if claims_dir is not None else None
-    vocabulary = _vocabulary(folder)
-    if isinstance(vocabulary, Validation):
-        return vocabulary
+    if vocabulary is None:
+        vocabulary = _vocabulary(folder)
+        if isinstance(vocabulary, Validation):
+            return vocabulary
     loaded = load_paths([Path(p) for p in paths], progress=progress)
     context: Context = RecordsContext()
     # realpath, not Path.resolve: a loop of symbolic links is a problem reported for its file, not a crash

@@ -70,7 +70,7 @@ class Snapshot:
         """The record of a file, read once; None when it does not validate."""
         if rel not in self._loaded:
             path = self.now[rel][0] if rel in self.now else self.claims_dir / rel
-            found = load_file(path).records
+            found = load_file(path, fast=False).records  # one file at a time: see kb.load.FAST_PARSE_MIN_FILES
             if not found:
                 return None
             self._loaded[rel] = found[0]

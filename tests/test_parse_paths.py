@@ -234,6 +234,31 @@ def test_load_file_reads_a_plain_record_without_libyaml(tmp_path, monkeypatch):
     assert result.records[0].summary().title == "An Example Training Report"  # its line: no second parse
 
 
+def test_a_few_files_are_read_with_libyaml_and_a_knowledge_base_the_fast_way(tmp_path, monkeypatch):
+    """Importing rapidyaml costs about as much as reading four records with libyaml, so `kb validate FILE` and
+    `audit FILE` read their file with kb.yaml12 alone; from FAST_PARSE_MIN_FILES files on, the fast way."""
+    import subprocess
+
+    from kb.load import FAST_PARSE_MIN_FILES, load_paths
+
+    folder = tmp_path / "claims"
+    generate(folder, reports=FAST_PARSE_MIN_FILES, claims=5, seed=3)
+    files = record_files(folder)
+    asked = []
+    monkeypatch.setattr(fastyaml, "parse_record", lambda text: asked.append(1) or parse_yaml(text, lazy=True))
+    few = load_paths(files[:FAST_PARSE_MIN_FILES - 1])
+    assert not asked and len(few.records) == FAST_PARSE_MIN_FILES - 1
+    many = load_paths([folder])
+    assert len(asked) == len(many.records) == FAST_PARSE_MIN_FILES
+
+    # and rapidyaml is not even imported for one file
+    code = ("import sys; from kb.pipeline import validate_files; "
+            f"v = validate_files([{str(files[0])!r}], None); "
+            "print(len(v.loaded.records), 'ryml' in sys.modules, 'kb.fastyaml' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["1", "False", "False"]
+
+
 def test_a_record_with_a_problem_has_its_line_either_way(tmp_path, monkeypatch):
     text = GOOD.replace("    value: 54\n", "    value: 54 days or so\n")
     p = tmp_path / "example-run.yaml"
