@@ -287,9 +287,11 @@ class KnowledgeBase:
         was built (kb.snapshot), audited here for the others; all audited here when there is no such database.
         Without a knowledge base (claims_dir None), an empty one with the packaged vocabulary."""
         vocabulary = load_vocabulary(vocabulary_path(claims_dir))
-        if claims_dir is None or not Path(claims_dir).is_dir() or not record_files(claims_dir):
+        if claims_dir is None or not Path(claims_dir).is_dir():
             return cls(vocabulary, None, {}, {}, {})
-        snapshot = open_snapshot(claims_dir, db)
+        snapshot = open_snapshot(claims_dir, db)  # it lists the record files: not listed twice
+        if not (snapshot.now if snapshot is not None else record_files(claims_dir)):
+            return cls(vocabulary, None, {}, {}, {})
         if snapshot is None:
             records = validate_kb(claims_dir).loaded.records
             summaries, table = [rec.summary() for rec in records], {}

@@ -62,6 +62,24 @@ class Context(Protocol):
         """The records read so far (those a formula referred to, at least)."""
         ...
 
+    def figures(self, refs: Iterable[str]) -> dict[str, "StoredFigure"]:
+        """Of these claim references, those a formula may take as stored without reading the record: plain
+        figures (not derived) of records nothing has changed since they were stored."""
+        ...
+
+
+@dataclass(frozen=True)
+class StoredFigure:
+    """A plain figure of another record as the last build stored it: all a formula that refers to it needs."""
+
+    value_text: Optional[str]
+    low: Optional[float]
+    high: Optional[float]
+
+    @property
+    def is_range(self) -> bool:
+        return self.low != self.high or "–" in (self.value_text or "")  # a range is written low–high
+
 
 class RecordsContext:
     """A context of records already in memory."""
@@ -78,6 +96,9 @@ class RecordsContext:
 
     def read(self) -> list[Loaded]:
         return self.records
+
+    def figures(self, refs: Iterable[str]) -> dict[str, StoredFigure]:
+        return {}  # the records are in memory already
 
 
 def check(
@@ -104,7 +125,8 @@ def check(
         seen_ids.setdefault(r.id, rec)
         out.problems += _check_record(rec, patterns, omissions, units, today, out.unnormalized_units)
 
-    _check_derived(records, lambda report_id: seen_ids.get(report_id) or context.record(report_id), out)
+    _check_derived(records, lambda report_id: seen_ids.get(report_id) or context.record(report_id), out,
+                   lambda refs: context.figures([r for r in refs if r.rpartition("/")[0] not in seen_ids]))
     out.problems += near_duplicates(records, context.summaries())
     salvaged = {rec.path: rec for rec in records if rec.salvaged}
     if salvaged:  # what the checks say of the stand-ins of values already reported is not news
@@ -280,7 +302,10 @@ def within(computed: float, c: Claim, tol: float) -> bool:
     return low - slack_low <= computed <= high + slack_high
 
 
-def _check_derived(records: list[Loaded], find, out: Checked) -> None:
+def _check_derived(records: list[Loaded], find, out: Checked, stored=None) -> None:
+    """Check every formula of the records: its references resolve (`find`: a record by report id), it has no
+    cycle, and it adds up. `stored`: references → StoredFigure for those the context has without reading their
+    record (a one-record command with a built database); the same problems either way."""
     parsed: dict[tuple[str, str], F.Node] = {}
     results: dict[tuple[str, str], Optional[float]] = {}
     state: dict[tuple[str, str], str] = {}  # visiting | done
@@ -321,6 +346,13 @@ def _check_derived(records: list[Loaded], find, out: Checked) -> None:
             parsed[key] = node
 
             def lookup(ref: str) -> float:
+                figure = figures.get(ref)
+                if figure is not None:
+                    if figure.low is None:
+                        raise F.FormulaError(f"{ref!r} has no figure")
+                    if figure.is_range:
+                        raise F.FormulaError(f"{ref!r} is a range; a formula needs a single figure")
+                    return figure.low
                 target, tc = resolve(rec, ref)
                 if tc.status == "derived" and tc.formula:
                     v = compute(target, tc, chain)
@@ -363,6 +395,16 @@ def _check_derived(records: list[Loaded], find, out: Checked) -> None:
         return value
 
     targets = [(rec, c) for rec in records for c in rec.report.claims if c.formula]
+    figures: dict[str, StoredFigure] = {}
+    if stored is not None:
+        refs = set()
+        for rec, c in targets:
+            try:
+                node = parsed[(rec.report.id, c.id)] = F.parse(c.formula or "")
+            except F.FormulaError:
+                continue  # reported when the claim is computed
+            refs.update(r for r in F.references(node) if "/" in r)
+        figures = stored(refs) if refs else {}
     for rec, c in targets:
         try:
             compute(rec, c, [])

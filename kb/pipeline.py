@@ -83,13 +83,15 @@ def validate_files(
     progress: Any = None,
     db: Union[str, Path, Snapshot, None] = None,
     vocabulary: Optional[Vocabulary] = None,
+    read_inputs: bool = False,
 ) -> Validation:
     """Validate record files (or folders of them) against the rest of the knowledge base at claims_dir: its
     records serve as context, so a new record's formula may refer to their claims and a new report is compared
     with them. With `db`, a database built from claims_dir, the context comes from it for the files unchanged
-    since it was built (kb.snapshot), and only the files a formula refers to are read. With claims_dir None (no
-    knowledge base), the files are validated alone against the packaged vocabulary. `vocabulary`: the one of
-    claims_dir, where the caller has read it already."""
+    since it was built (kb.snapshot); a formula takes the figures other records state from it too, and only the
+    files of the derived figures it refers to are read (all of them with `read_inputs`: the update of a build
+    indexes those records). With claims_dir None (no knowledge base), the files are validated alone against the
+    packaged vocabulary. `vocabulary`: the one of claims_dir, where the caller has read it already."""
     folder = Path(claims_dir) if claims_dir is not None else None
     if vocabulary is None:
         vocabulary = _vocabulary(folder)
@@ -103,7 +105,7 @@ def validate_files(
     if folder is not None:
         snapshot = db if isinstance(db, Snapshot) else open_snapshot(folder, db)
     if snapshot is not None:
-        context = SnapshotContext(snapshot, own)
+        context = SnapshotContext(snapshot, own, stored_figures=not read_inputs)
     elif folder is not None and folder.is_dir():
         others = [f for f in record_files(folder) if os.path.realpath(f) not in own]
         if others:

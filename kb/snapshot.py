@@ -2,9 +2,10 @@
 
 One-record commands (`kb validate FILE`, `audit FILE`) and the incremental build need to know about the rest of
 the knowledge base (report ids and titles, the records a formula refers to, the auditor's verdicts) without
-reading a thousand files. A build stores the sha256 of every record file it read (table `_files`); a file whose
-bytes are unchanged is taken from the database, the others are read. A database built from another vocabulary
-or another version of the code (or of a verdict provider) is not used: its base fingerprint differs.
+reading a thousand files (a formula's input that a record states, not derives, is read from its claims row).
+A build stores the sha256 of every record file it read (table `_files`); a file whose bytes are unchanged is
+taken from the database, the others are read. A database built from another vocabulary or another version of
+the code (or of a verdict provider) is not used: its base fingerprint differs.
 
 This module reads the database (through kb.db.read) but sits beside `load`, not after `store`: it only answers
 "what did the last build see", so the pipeline keeps one direction.
@@ -21,6 +22,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Iterable, Optional, Union
 
+from .checks import StoredFigure
 from .db import read
 from .duplicates import Summary
 from .load import Loaded, load_file, record_files
@@ -35,6 +37,8 @@ def file_digest(path: Path) -> Optional[str]:
 
 
 def relative_name(path: Path, claims_dir: Path) -> str:
+    if path.parent == claims_dir:  # most files: without Path.relative_to, a tenth of the time
+        return path.name
     return path.relative_to(claims_dir).as_posix() if path.is_relative_to(claims_dir) else path.name
 
 
@@ -81,11 +85,10 @@ class Snapshot:
         paths): from the database where the file is unchanged, from the file otherwise."""
         by_report = self._by_report
         out = []
-        for s in read.summaries(self.db_path):
+        for s in self._stored_summaries:
             rel = by_report.get(s.id)
-            if rel is not None and os.path.realpath(self.now[rel][0]) not in exclude:
-                s.path = str(self.now[rel][0])
-                out.append(s)
+            if rel is not None and not (exclude and self._real(rel) in exclude):
+                out.append(Summary(s.id, s.title, s.organization, s.models, str(self.now[rel][0]), s.title_line))
         for p in self.changed:
             if os.path.realpath(p) in exclude:
                 continue
@@ -103,9 +106,41 @@ class Snapshot:
             if rec is not None and rec.report.id == report_id:
                 return rec
         rel = self._by_report.get(report_id)
-        if rel is not None and os.path.realpath(self.now[rel][0]) not in exclude:
+        if rel is not None and not (exclude and self._real(rel) in exclude):
             return self.read(rel)
         return None
+
+    @cached_property
+    def _stored_summaries(self) -> list[Summary]:
+        return read.summaries(self.db_path)
+
+    @cached_property
+    def _claims_dir_real(self) -> str:
+        return os.path.realpath(self.claims_dir)
+
+    def _real(self, rel: str) -> str:
+        """The real path of a file of the knowledge base (a file's own checks leave it out by its real path)."""
+        path = self.now[rel][0]
+        if "/" not in rel and not os.path.islink(path):  # one lstat, not one per folder of the path
+            return os.path.join(self._claims_dir_real, rel)
+        return os.path.realpath(path)
+
+    def figures(self, refs: Iterable[str], exclude: set[str] = frozenset()) -> dict[str, StoredFigure]:
+        """The plain figures among these claim references (report/claim) as the last build stored them, for
+        the records whose files are unchanged (and not in `exclude`): a formula that refers to them needs no file
+        read. None while another file has changed (it may now hold one of these reports)."""
+        if any(os.path.realpath(p) not in exclude for p in self.changed):
+            return {}
+        wanted = {}
+        for ref in refs:
+            rel = self._by_report.get(ref.rpartition("/")[0])
+            if rel is not None and not (exclude and self._real(rel) in exclude):
+                wanted[ref] = rel
+        out = {}
+        for ref, (value_text, low, high, status, formula, *_) in read.formulas_see(self.db_path, wanted).items():
+            if not (status == "derived" and formula):  # a derived figure is computed from its own inputs
+                out[ref] = StoredFigure(value_text, low, high)
+        return out
 
     def users(self, report_ids: Iterable[str]) -> dict[str, set[str]]:
         """Claim reference of the given reports → the other reports whose formulas use it (as last built)."""
@@ -198,8 +233,8 @@ class SnapshotContext:
     """The context `kb.checks.check` needs (records by report id, every report's summary), from a snapshot,
     leaving out the files being checked (real paths in `exclude`)."""
 
-    def __init__(self, snapshot: Snapshot, exclude: set[str]):
-        self.snapshot, self.exclude = snapshot, exclude
+    def __init__(self, snapshot: Snapshot, exclude: set[str], stored_figures: bool = True):
+        self.snapshot, self.exclude, self.stored_figures = snapshot, exclude, stored_figures
 
     def record(self, report_id: str) -> Optional[Loaded]:
         return self.snapshot.record(report_id, self.exclude)
@@ -209,3 +244,6 @@ class SnapshotContext:
 
     def read(self) -> list[Loaded]:
         return list(self.snapshot._loaded.values())
+
+    def figures(self, refs: Iterable[str]) -> dict[str, StoredFigure]:
+        return self.snapshot.figures(refs, self.exclude) if self.stored_figures else {}

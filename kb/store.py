@@ -196,7 +196,7 @@ def _update(snapshot: Snapshot, today: date, fingerprint: str, base: str, stage:
 
 def _validate_some(paths: list[Path], snapshot: Snapshot, today: date) -> Validation:
     if paths:
-        return validate_files(paths, snapshot.claims_dir, today=today, db=snapshot)
+        return validate_files(paths, snapshot.claims_dir, today=today, db=snapshot, read_inputs=True)
     # files were only removed: nothing to read
     vocabulary = load_vocabulary(vocabulary_path(snapshot.claims_dir))
     return Validation(LoadResult(), check([], vocabulary, today), vocabulary, [], claims_dir=snapshot.claims_dir)

@@ -3,8 +3,9 @@
 `kb validate FILE` and `audit FILE` need the other reports as context: the records a formula refers to, every
 title (near duplicates), every verdict (the cohort). With `--db`, a database `kb build` wrote from the same
 claims folder, vocabulary and code, they take what they need from it for the files whose bytes have not changed
-since, and read only the files a formula refers to and the files changed since the build. The answers are the
-same as reading every file.
+since (a formula's inputs too, where they are figures a record states), and read only the files of the derived
+figures a formula refers to and the files changed since the build. The answers are the same as reading every
+file.
 """
 
 from __future__ import annotations
@@ -96,6 +97,58 @@ def test_validate_with_the_database_gives_the_same_problems_reading_only_what_a_
     found = problems(indexed)
     assert any("wrong" not in p and "looks like olmo" in p for p in found)
     assert any("does not add up" in p and "llama-3-405b/unexpected-interruptions * 2" in p for p in found)
+
+
+# Formulas that refer only to figures other records state (not derive): a figure, a range, a claim without one.
+PLAIN = NEW.split("claims:\n")[0] + """\
+claims:
+  - id: gpu-days
+    statement: Sixteen thousand GPUs for a day.
+    value: 16384
+    unit: GPU-days
+    status: derived
+    formula: llama-3-405b/training-gpus * 1
+  - id: wrong
+    statement: Thrice as many.
+    value: 3
+    unit: GPUs
+    status: derived
+    formula: llama-3-405b/training-gpus * 2
+  - id: of-a-range
+    statement: Half a range.
+    value: 20
+    unit: percent
+    status: derived
+    formula: llama-3-405b/mfu-bf16 / 2
+  - id: of-nothing
+    statement: Of a claim with no figure.
+    value: 1
+    unit: ratio
+    status: derived
+    formula: bloom/shared-filesystem + 1
+  - id: of-a-missing-claim
+    statement: Of a claim that is not there.
+    value: 1
+    unit: ratio
+    status: derived
+    formula: bloom/no-such-claim + 1
+"""
+
+
+def test_a_formula_takes_the_figures_other_records_state_from_the_database(kbdir, reads):
+    """A stated figure of an unchanged record comes from the database as the last build stored it; only a
+    claim it cannot answer for (a derived figure, a claim it does not have) sends the command to the file."""
+    claims, db, new = kbdir
+    new.write_text(PLAIN)
+    everything = problems(validate_files([new], claims, today=TODAY))
+    reads.clear()
+    assert problems(validate_files([new], claims, today=TODAY, db=db)) == everything
+    assert reads == ["olmo-again.yaml", "bloom.yaml"]  # bloom for the claim it does not have, not llama-3-405b
+    for expected in ("does not add up: llama-3-405b/training-gpus * 2 = 32768",
+                     "'llama-3-405b/mfu-bf16' is a range; a formula needs a single figure",
+                     "'bloom/shared-filesystem' has no figure",
+                     "no claim 'no-such-claim' in report 'bloom'"):
+        assert sum(expected in p for p in everything) == 1, expected
 
 
 def test_files_changed_since_the_build_are_read_from_disk(kbdir, reads):
