@@ -68,7 +68,9 @@ def audit(files, claims_dir, db_path, fmt, fail_on, explain, max_age, today):
 
 
 def main() -> None:
-    audit(prog_name="audit")
+    from kb.program import run
+
+    run(audit, "audit")
 
 
 if __name__ == "__main__":  # pragma: no cover

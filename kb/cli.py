@@ -991,7 +991,9 @@ def reverify(reports, claims_dir, offline, stamp, fmt, cache_dir, allow_local, t
 
 
 def main() -> None:
-    cli(prog_name="kb")
+    from .program import run
+
+    run(cli, "kb")
 
 
 if __name__ == "__main__":  # pragma: no cover
