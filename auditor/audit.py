@@ -277,9 +277,12 @@ def compare_declared(rec, found: dict[str, Verdict]) -> list[Finding]:
 class KnowledgeBase:
     vocabulary: Vocabulary
     snapshot: Optional[Snapshot]  # the last built database, when it indexes the knowledge base as it is
-    verdicts: dict[str, dict[str, str]]  # report → omission → status (declared, else audited)
+    verdicts: dict[str, dict[str, str]]  # report → omission → status (declared, else audited), read here
     reports: dict[str, Summary]
     paths: dict[str, str]
+    # (omission, status) → how many reports have it, of those the snapshot holds (and `verdicts` does not)
+    stored: dict[tuple[str, str], int] = field(default_factory=dict)
+    _own: dict[str, dict[str, str]] = field(default_factory=dict, init=False, repr=False)  # a report's stored
 
     @classmethod
     def load(cls, claims_dir: Union[str, Path, None], db: Union[str, Path, None] = None) -> "KnowledgeBase":
@@ -296,9 +299,7 @@ class KnowledgeBase:
             records = validate_kb(claims_dir).loaded.records
             summaries, table = [rec.summary() for rec in records], {}
         else:
-            summaries = snapshot.summaries()
-            unchanged = set(snapshot.unchanged.values())
-            table = {r: t for r, t in snapshot.verdicts(PROVIDER).items() if r in unchanged}
+            summaries, table = snapshot.summaries(), {}
             records = [rec for rec in (snapshot.read(relative_name(p, snapshot.claims_dir)) for p in snapshot.changed)
                        if rec is not None]
         auditor = Auditor(vocabulary)
@@ -310,12 +311,26 @@ class KnowledgeBase:
                 o: (rec.report.disclosures[o].status if o in rec.report.disclosures else audited[o].status)
                 for o in vocabulary.omission_ids
             }
-        return cls(vocabulary, snapshot, table, {s.id: s for s in summaries}, {s.id: s.path for s in summaries})
+        stored = snapshot.verdict_counts(PROVIDER) if snapshot is not None else {}
+        return cls(vocabulary, snapshot, table, {s.id: s for s in summaries}, {s.id: s.path for s in summaries},
+                   stored)
 
     def cohort(self, report_id: str, omission: str, status: str) -> dict:
-        others = {r: t for r, t in self.verdicts.items() if r != report_id and omission in t}
-        same = sum(1 for t in others.values() if t[omission] == status)
-        return {"same": same, "of": len(others), "text": f"{status} in {same} of {len(others)}"}
+        """How many of the other training reports have this status on this omission, of how many judged on it."""
+        others = [t[omission] for r, t in self.verdicts.items() if r != report_id and omission in t]
+        same, of = others.count(status), len(others)
+        if self.stored:
+            same += self.stored.get((omission, status), 0)
+            of += sum(n for (o, _), n in self.stored.items() if o == omission)
+            own = self._stored_own(report_id).get(omission)  # the report itself is no part of its cohort
+            if own is not None:
+                same, of = same - (own == status), of - 1
+        return {"same": same, "of": of, "text": f"{status} in {same} of {of}"}
+
+    def _stored_own(self, report_id: str) -> dict[str, str]:
+        if report_id not in self._own:
+            self._own[report_id] = self.snapshot.verdicts(PROVIDER, report_id).get(report_id, {})
+        return self._own[report_id]
 
     def similar(self, title: str, organization: str = "", models: Iterable[str] = (),
                 exclude: Optional[str] = None) -> list[dict]:

@@ -154,9 +154,18 @@ class Snapshot:
         """The reports with a check that was citable on `since` and is stale `today`."""
         return read.gone_stale(self.db_path, since, today, max_age)
 
-    def verdicts(self, provider: str) -> dict[str, dict[str, str]]:
-        """The verdicts the last build stored from a provider (declared judgements first)."""
-        return read.verdicts(self.db_path, provider)
+    def verdicts(self, provider: str, report: Optional[str] = None) -> dict[str, dict[str, str]]:
+        """The verdicts the last build stored from a provider (declared judgements first): report → omission →
+        status, of the training reports whose files are unchanged (or of `report` alone, if its file is)."""
+        unchanged = set(self.unchanged.values())
+        if report is not None and report not in unchanged:
+            return {}
+        return {r: t for r, t in read.verdicts(self.db_path, provider, report).items() if r in unchanged}
+
+    def verdict_counts(self, provider: str) -> dict[tuple[str, str], int]:
+        """(omission, status) → how many of the training reports whose files are unchanged have it."""
+        unchanged = set(self.unchanged.values())
+        return read.verdict_counts(self.db_path, provider, {r for _, r in self.built.values()} - unchanged)
 
     @cached_property
     def _by_report(self) -> dict[str, str]:

@@ -175,14 +175,25 @@ def test_a_database_of_another_vocabulary_or_folder_is_not_used(kbdir, tmp_path)
 
 
 def test_audit_with_the_database_gives_the_same_audit(kbdir, reads):
+    """The same verdicts, cohorts (counted in the database) and similar reports, for a new report and for a
+    report of the knowledge base itself, which is no part of its own cohort."""
     claims, db, new = kbdir
-    everything = audit_paths([new], claims_dir=claims, today=TODAY)
+    files = [new, claims / "olmo.yaml"]
+    everything = audit_paths(files, claims_dir=claims, today=TODAY)
     reads.clear()
-    indexed = audit_paths([new], claims_dir=claims, today=TODAY, db=db)
+    indexed = audit_paths(files, claims_dir=claims, today=TODAY, db=db)
     assert json.dumps([a.as_dict() for a in indexed]) == json.dumps([a.as_dict() for a in everything])
     assert "bloom.yaml" not in reads and "deepseek-v3.yaml" not in reads
-    cohort = indexed[0].verdicts["failed-runs"].cohort
-    assert cohort["of"] == 8  # the eight training reports; the article is in no cohort
+    assert indexed[0].verdicts["failed-runs"].cohort["of"] == 8  # the eight training reports, not the article
+    assert indexed[1].verdicts["failed-runs"].cohort["of"] == 7  # the seven others
+
+    # a file changed since the build: its report is audited here, and its stored verdicts are not counted
+    bloom = claims / "bloom.yaml"
+    bloom.write_text("# edited\n" + bloom.read_text())
+    everything = audit_paths(files, claims_dir=claims, today=TODAY)
+    indexed = audit_paths(files, claims_dir=claims, today=TODAY, db=db)
+    assert json.dumps([a.as_dict() for a in indexed]) == json.dumps([a.as_dict() for a in everything])
+    assert indexed[1].verdicts["failed-runs"].cohort["of"] == 7
 
 
 def test_the_commands_take_the_database_from_db(kbdir, kb):

@@ -113,16 +113,28 @@ def gone_stale(db_path: Path_, since: date, today: date, max_age: int) -> set[st
                                       (today - timedelta(days=max_age)).isoformat()))}
 
 
-def verdicts(db_path: Path_, provider: str) -> dict[str, dict[str, str]]:
-    """Report → omission → status (declared where a judgement was recorded, else the provider's verdict), for
-    the training reports (those with models or judgements)."""
+# The verdicts of training reports (those with models or judgements), declared where a judgement was recorded,
+# else the provider's.
+_VERDICTS = ("from verdicts v join reports r on r.id = v.report where v.provider = ? and (r.models != '[]' or "
+             "exists (select 1 from disclosures d where d.report = r.id))")
+
+
+def verdicts(db_path: Path_, provider: str, report: Optional[str] = None) -> dict[str, dict[str, str]]:
+    """Report → omission → status, for the training reports (or only `report`)."""
     table: dict[str, dict[str, str]] = {}
-    for report, omission, status in _all(
-            db_path, "select v.report, v.omission, coalesce(v.declared, v.audited) from verdicts v join reports r "
-                     "on r.id = v.report where v.provider = ? and (r.models != '[]' or exists "
-                     "(select 1 from disclosures d where d.report = r.id))", (provider,)):
-        table.setdefault(report, {})[omission] = status
+    one = (" and v.report = ?", (provider, report)) if report is not None else ("", (provider,))
+    for report_, omission, status in _all(
+            db_path, f"select v.report, v.omission, coalesce(v.declared, v.audited) {_VERDICTS}{one[0]}", one[1]):
+        table.setdefault(report_, {})[omission] = status
     return table
+
+
+def verdict_counts(db_path: Path_, provider: str, leave_out: Iterable[str] = ()) -> dict[tuple[str, str], int]:
+    """(omission, status) → how many training reports have it, but those in leave_out (counted in the database,
+    not in Python: a knowledge base's cohorts for one audit)."""
+    return {(omission, status): n for omission, status, n in _all(
+        db_path, f"select v.omission, coalesce(v.declared, v.audited), count(*) {_VERDICTS} and v.report not in "
+                 "(select value from json_each(?)) group by 1, 2", (provider, json.dumps(sorted(leave_out))))}
 
 
 def claim_digests(conn: sqlite3.Connection, reports: Optional[set[str]] = None) -> dict[str, tuple[str, int]]:

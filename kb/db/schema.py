@@ -12,7 +12,8 @@ from typing import Optional, Union
 
 # 3: columns reports.title_line, claims.not_citable_because; the claim_derivations view; verdicts keyed by provider
 # 4: table reverify (the last kb reverify results), column claims.drift
-SCHEMA_VERSION = "4"
+# 5: an index of verdicts by provider and omission
+SCHEMA_VERSION = "5"
 
 TEXT, INTEGER, REAL = str, int, float
 Key = Union[str, tuple[str, ...]]
@@ -237,6 +238,8 @@ TABLES: list[Table] = [
         ],
         pk=('report', 'omission', 'provider'),
         foreign_keys=[('report', 'reports', 'id'), ('omission', 'omissions', 'id')],
+        # covers the cohort counts of `audit FILE`, which otherwise read every row past its evidence
+        indexes=[('provider', 'omission', 'report', 'declared', 'audited')],
     ),
     Table(
         "graph_nodes",
