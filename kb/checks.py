@@ -106,11 +106,13 @@ def check(
     vocabulary: Vocabulary,
     today: Optional[date] = None,
     context: Optional[Context] = None,
+    alike: bool = True,
 ) -> Checked:
     """Check records against each other, the vocabulary and today's date.
 
     `context` finds records that formulas may refer to but that are not themselves reported on (the knowledge
-    base, when validating a single new file)."""
+    base, when validating a single new file). `alike`: warn of reports that look like others and of claims that
+    repeat others (`audit` says which reports are alike itself, and reports errors only)."""
     context = context if context is not None else RecordsContext()
     today = clock.today(today)
     out = Checked(records)
@@ -127,7 +129,8 @@ def check(
 
     _check_derived(records, lambda report_id: seen_ids.get(report_id) or context.record(report_id), out,
                    lambda refs: context.figures([r for r in refs if r.rpartition("/")[0] not in seen_ids]))
-    out.problems += near_duplicates(records, context.summaries())
+    if alike:
+        out.problems += near_duplicates(records, context.summaries())
     salvaged = {rec.path: rec for rec in records if rec.salvaged}
     if salvaged:  # what the checks say of the stand-ins of values already reported is not news
         out.problems = [p for p in out.problems if p.path not in salvaged or not salvaged[p.path].hides(p)]

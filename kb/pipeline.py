@@ -58,9 +58,9 @@ def _vocabulary(claims_dir: Optional[Path]) -> Union[Vocabulary, Validation]:
 
 
 def _checked(loaded: LoadResult, vocabulary: Vocabulary, today: Optional[date], context: Context,
-             claims_dir: Optional[Path]) -> Validation:
+             claims_dir: Optional[Path], alike: bool = True) -> Validation:
     # salvaged records (values that are not valid, replaced by stand-ins) are checked for their other problems
-    checked = check(loaded.records + loaded.salvaged, vocabulary, today=today, context=context)
+    checked = check(loaded.records + loaded.salvaged, vocabulary, today=today, context=context, alike=alike)
     problems = sorted(loaded.problems + checked.problems, key=lambda p: (p.path, p.line or 0, p.col or 0))
     return Validation(loaded, checked, vocabulary, problems, context, claims_dir)
 
@@ -84,6 +84,7 @@ def validate_files(
     db: Union[str, Path, Snapshot, None] = None,
     vocabulary: Optional[Vocabulary] = None,
     read_inputs: bool = False,
+    alike: bool = True,
 ) -> Validation:
     """Validate record files (or folders of them) against the rest of the knowledge base at claims_dir: its
     records serve as context, so a new record's formula may refer to their claims and a new report is compared
@@ -91,7 +92,8 @@ def validate_files(
     since it was built (kb.snapshot); a formula takes the figures other records state from it too, and only the
     files of the derived figures it refers to are read (all of them with `read_inputs`: the update of a build
     indexes those records). With claims_dir None (no knowledge base), the files are validated alone against the
-    packaged vocabulary. `vocabulary`: the one of claims_dir, where the caller has read it already."""
+    packaged vocabulary. `vocabulary`: the one of claims_dir, where the caller has read it already. `alike`:
+    kb.checks.check's (False: no warnings of reports or claims alike)."""
     folder = Path(claims_dir) if claims_dir is not None else None
     if vocabulary is None:
         vocabulary = _vocabulary(folder)
@@ -110,4 +112,4 @@ def validate_files(
         others = [f for f in record_files(folder) if os.path.realpath(f) not in own]
         if others:
             context = RecordsContext(load_paths(others).records)
-    return _checked(loaded, vocabulary, today, context, folder)
+    return _checked(loaded, vocabulary, today, context, folder, alike)

@@ -151,6 +151,15 @@ def test_a_formula_takes_the_figures_other_records_state_from_the_database(kbdir
         assert sum(expected in p for p in everything) == 1, expected
 
 
+def test_audit_validates_without_the_warnings_of_reports_alike_and_says_which_are_alike_itself(kbdir):
+    claims, db, new = kbdir
+    every = validate_files([new], claims, today=TODAY, db=db).problems
+    unalike = validate_files([new], claims, today=TODAY, db=db, alike=False).problems
+    assert [p for p in every if p.code not in ("KB323", "KB324")] == unalike != every
+    similar = audit_paths([new], claims_dir=claims, today=TODAY, db=db)[0].similar
+    assert [s["report"] for s in similar] == ["olmo"]
+
+
 def test_files_changed_since_the_build_are_read_from_disk(kbdir, reads):
     claims, db, new = kbdir
     path = claims / "llama-3-405b.yaml"
