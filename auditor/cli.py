@@ -10,8 +10,6 @@ import click
 from kb import clock, locate
 from kb.options import MAX_AGE_OPTION, TODAY_OPTION
 
-from .audit import LEVELS, Audit
-
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("files", nargs=-1, required=True, type=click.Path())
@@ -46,7 +44,7 @@ def audit(files, claims_dir, db_path, fmt, fail_on, explain, max_age, today):
     Exit status: 0 it ran; 1 with --fail-on, when an omission is at or below that level; 2 an input could not
     be read (missing, not UTF-8, not a valid record).
     """
-    from .audit import audit_paths
+    from .audit import LEVELS, Audit, audit_paths  # here, not above: kb.program.run sets the collector up first
     from .render import as_json, as_markdown, as_text
 
     where = locate.find(claims_dir)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import gc
 import json
 import shutil
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Callable, Optional, Union
 
 from . import clock
 from .checks import check
+from .collector import few_collections
 from .cite import Index
 from .db import atomic, checksum, read
 from .db.inspect import write_inspect_data
@@ -104,7 +104,7 @@ def build(
             if updated is not None:
                 return updated
 
-    with _few_collections():
+    with few_collections():
         stage("validating")
         # each record made smaller as it is read (kb.compact): nothing changes them after
         result = _valid(validate_kb(claims_dir, today=today, progress=progress, compact=True))
@@ -116,22 +116,6 @@ def build(
         db_path.parent.mkdir(parents=True, exist_ok=True)
         with atomic.writer_lock(db_path):
             return _write(db_path, result, today, fingerprint, base, reverified, cache_folder)
-
-
-@contextmanager
-def _few_collections():
-    """A build makes millions of small objects that live until it ends (records, claims, rows): with the
-    collector's default thresholds, collections walk them again and again (at 100,000 claims, 35.8 s of CPU
-    against 25.4 s with fewer collections and the records frozen, benchmarks/README.md). Collect less often while
-    building."""
-    old, frozen = gc.get_threshold(), gc.get_freeze_count()
-    gc.set_threshold(max(old[0], 50_000), old[1], max(old[2], 50))
-    try:
-        yield
-    finally:
-        gc.set_threshold(*old)
-        if not frozen:  # what the caller froze itself stays frozen
-            gc.unfreeze()
 
 
 def _day(text: Optional[str]) -> Optional[date]:

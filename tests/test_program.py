@@ -51,3 +51,23 @@ def test_a_usage_error_is_clicks_exit_code_2_with_its_message(tmp_path):
     script.write_text(PROGRAM)
     r = subprocess.run([sys.executable, str(script), "not-a-number"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "Usage: example" in r.stderr and "not a valid integer" in r.stderr
+
+
+def test_a_command_runs_with_fewer_collections(tmp_path):
+    """kb.collector: its imports and records live until it ends, so the collector walks them less often."""
+    script = tmp_path / "program.py"
+    script.write_text(textwrap.dedent("""\
+        import gc, click
+        from kb.program import run
+
+        @click.command()
+        def command():
+            print(*gc.get_threshold())
+
+        run(command, "example")
+    """))
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    from kb.collector import OLDEST, YOUNG
+
+    young, middle, oldest = map(int, r.stdout.split())
+    assert young == YOUNG > 700 and oldest == OLDEST and r.returncode == 0
