@@ -100,3 +100,18 @@ def median_run(cmd: Sequence, repeat: int = 3, **kw) -> Run:
     best = runs[len(runs) // 2]
     best.peak_mb = max(r.peak_mb for r in runs)
     return best
+
+
+def interleaved_runs(cmds: dict[str, Sequence], repeat: int = 9, **kw) -> dict[str, Run]:
+    """The median run of each command, the commands taking turns (a, b, c, a, b, c, ...): on a shared machine a
+    busy moment slows all of them alike, so their ratios hold where one command's runs in a row would not."""
+    runs: dict[str, list[Run]] = {name: [] for name in cmds}
+    for _ in range(repeat):
+        for name, cmd in cmds.items():
+            runs[name].append(run(cmd, **kw))
+    out = {}
+    for name, rs in runs.items():
+        rs.sort(key=lambda r: r.seconds)
+        out[name] = rs[len(rs) // 2]
+        out[name].peak_mb = max(r.peak_mb for r in rs)
+    return out
