@@ -128,14 +128,14 @@ class Snapshot:
     def figures(self, refs: Iterable[str], exclude: set[str] = frozenset()) -> dict[str, StoredFigure]:
         """The plain figures among these claim references (report/claim) as the last build stored them, for
         the records whose files are unchanged (and not in `exclude`): a formula that refers to them needs no file
-        read. None while another file has changed (it may now hold one of these reports)."""
+        read. Nothing while another file has changed (it may now hold one of these reports)."""
         if any(os.path.realpath(p) not in exclude for p in self.changed):
             return {}
-        wanted = {}
+        wanted = []
         for ref in refs:
             rel = self._by_report.get(ref.rpartition("/")[0])
             if rel is not None and not (exclude and self._real(rel) in exclude):
-                wanted[ref] = rel
+                wanted.append(ref)
         out = {}
         for ref, (value_text, low, high, status, formula, *_) in read.formulas_see(self.db_path, wanted).items():
             if not (status == "derived" and formula):  # a derived figure is computed from its own inputs

@@ -23,8 +23,8 @@ from typing import Callable, Optional, Union
 
 from . import clock
 from .checks import check
-from .collector import few_collections
 from .cite import Index
+from .collector import few_collections
 from .db import atomic, checksum, read
 from .db.inspect import write_inspect_data
 from .db.schema import SCHEMA_VERSION

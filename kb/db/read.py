@@ -121,11 +121,13 @@ _VERDICTS = ("from verdicts v join reports r on r.id = v.report where v.provider
 
 def verdicts(db_path: Path_, provider: str, report: Optional[str] = None) -> dict[str, dict[str, str]]:
     """Report → omission → status, for the training reports (or only `report`)."""
+    sql = f"select v.report, v.omission, coalesce(v.declared, v.audited) {_VERDICTS}"
+    params: tuple = (provider,)
+    if report is not None:
+        sql, params = sql + " and v.report = ?", (provider, report)
     table: dict[str, dict[str, str]] = {}
-    one = (" and v.report = ?", (provider, report)) if report is not None else ("", (provider,))
-    for report_, omission, status in _all(
-            db_path, f"select v.report, v.omission, coalesce(v.declared, v.audited) {_VERDICTS}{one[0]}", one[1]):
-        table.setdefault(report_, {})[omission] = status
+    for report_id, omission, status in _all(db_path, sql, params):
+        table.setdefault(report_id, {})[omission] = status
     return table
 
 
