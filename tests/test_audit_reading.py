@@ -76,6 +76,30 @@ def test_model_sizes_years_citations_and_section_numbers_are_not_figures_of_a_pa
     assert kinds("one of the main reasons") == []  # a word number counts only with what it counts
 
 
+def test_numbers_are_found_as_the_one_pattern_finds_them():
+    """auditor.figures.numbers scans digits and number words apart (the case-blind words, tried at every character,
+    were most of reading a long text's figures): the same matches, groups and order as the one pattern, on the
+    labelled texts and on strings made of the pieces that could trip it (seeded, so every run checks the same)."""
+    import random
+    from pathlib import Path
+
+    from auditor import figures
+
+    def found(matches):
+        return [(m.start(), m.end(), m.group(), m.group("num"), m.group("pct"), m.group("scale"), m.group("word"))
+                for m in matches]
+
+    rng = random.Random(7)
+    pieces = list("0123456789 .,-–−+eExX×%\\$KMBTkmbt^{}()[]_\n") + [
+        "one", "Two", "THREE", " thousand", "million", "dozens", "hundreds", "Several", "twenty", "someone", "10",
+        "1,000", "3.5", "e-4", "ſeven", "ſix", "İ", "ı", "\u212a"]  # letters a case-blind pattern reads as ASCII
+    texts = [p.read_text(encoding="utf-8") for p in (Path(__file__).parent / "audit_labelled" / "texts").glob("*")]
+    texts += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 40))) for _ in range(5000)]
+    for text in texts:
+        assert found(figures.numbers(text, text.lower())) == found(figures._NUMBER.finditer(text)), repr(text[:80])
+    assert found(figures.numbers("ſeven Seven", "ſeven seven"))[0][2] == "ſeven"
+
+
 def test_candidate_values_listed_together_are_a_range():
     assert ("range", "1e-4, 3e-4 and 6e-4") in [(f.kind, f.text) for f in FIGURES.read(
         "we tried learning rates of 1e-4, 3e-4 and 6e-4")]
