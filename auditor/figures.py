@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from .words import stem
+from .words import lowered, stem
 
 _WORD_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
                  "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40,
@@ -41,16 +41,14 @@ _DIGITS = re.compile(_NUMBER.pattern.split(r"|\b(?P<word>")[0] + r"(?P<word>(?!)
 _WORDS_AS = r"\b(?P<word>" + _NUMBER.pattern.split(r"|\b(?P<word>")[1] + r"(?P<num>(?!))?(?P<pct>(?!))?(?P<scale>(?!))?"
 _NUMBER_WORDS_LOWER = re.compile(_WORDS_AS)
 _NUMBER_WORDS = re.compile(_WORDS_AS, re.IGNORECASE)
-# the letters besides A-Z and a-z that a case-blind pattern takes for them (re.IGNORECASE: İ ı ſ K)
-_CASE_BLIND_ODD = re.compile("[\u0130\u0131\u017f\u212a]")
 
 
 def numbers(text: str, low: str):
     """_NUMBER.finditer(text), sooner (`low`: text.lower()). A number word never starts inside a number in digits
     (nor at the same place), so the two halves' matches, in the order of the text, are the whole's."""
-    if len(low) == len(text) and not _CASE_BLIND_ODD.search(text):
+    if lowered(text, low) is not None:
         words = (_NUMBER_WORDS.match(text, m.start()) for m in _NUMBER_WORDS_LOWER.finditer(low))
-    else:  # lowercasing moved the offsets, or a letter only the case-blind pattern reads as ASCII: the slow way
+    else:
         words = _NUMBER_WORDS.finditer(text)
     digits = _DIGITS.finditer(text)
     d, w = next(digits, None), next(words, None)

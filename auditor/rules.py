@@ -20,11 +20,12 @@ from kb.model import Omission, OmissionPart, Vocabulary
 
 from .figures import Figure
 from .units import Unit
-from .words import Phrase, PhraseIndex, phrase, tokens
+from .words import Phrase, PhraseIndex, lowered, phrase, tokens
 
 LEVELS = {"absent": 0, "partial": 1, "disclosed": 2}
 _NEGATION = re.compile(r"\b(?:no|not|never|without|none|neither|nor|cannot|nothing|lack(?:s|ing)?|absence of|"
                        r"zero|infeasible|unable|impossible|rather than|instead of|too costly|too expensive|\w+n['’]t)\b", re.IGNORECASE)
+_NEGATION_LOWER = re.compile(_NEGATION.pattern)  # for lowercased text (auditor.words.lowered)
 _CLAUSE = re.compile(r"[;:.!?()\u2014]|,\s+(?:but|while|although|though|whereas)\b|\bbut\b")
 
 
@@ -233,7 +234,9 @@ class Rulebook:
         if any(w in {"no", "not", "without", "zero", "never"} for w in cue.stems):
             return False
         if "any" not in memo:  # most units have no negation word anywhere: nothing to look for
-            memo["any"] = _NEGATION.search(" ".join(u.text.split())) is not None
+            joined = " ".join(u.text.split())
+            low = lowered(joined)
+            memo["any"] = (_NEGATION_LOWER.search(low) if low is not None else _NEGATION.search(joined)) is not None
         if not memo["any"]:
             return False
         if at not in memo:

@@ -145,6 +145,17 @@ def test_an_admission_of_no_contamination_check_is_partial():
                   "contamination") == "partial"
 
 
+def test_a_negation_is_one_in_capitals_and_in_any_letters():
+    """Negations are looked for in the lowercased text where that finds what a case-blind search finds
+    (auditor.words.lowered), and case-blind where it would not (ſ, ı, İ and K are read as s, i, i and k)."""
+    from auditor.words import lowered
+
+    assert status("We did NOT perform any hyperparameter search.\n", "hp-search") == "absent"
+    assert status("We did ſtill NOT perform any hyperparameter search.\n", "hp-search") == "absent"
+    assert lowered("We did NOT") == "we did not"
+    assert lowered("We did ſtill") is None and lowered("İ") is None  # a case-blind letter; offsets that move
+
+
 def test_no_human_intervention_is_a_staffing_statement():
     v = verdicts("Training ran with zero human intervention for 54 days.\n")["ops-staffing"]
     assert v.status == "partial" and "people" in v.given
