@@ -91,17 +91,6 @@ def python(*args: str, **kw) -> Run:
     return run([sys.executable, *args], **kw)
 
 
-def median_run(cmd: Sequence, repeat: int = 3, **kw) -> Run:
-    """The median of `repeat` runs (one run when it takes over 10 s: its noise is small by then)."""
-    runs = [run(cmd, **kw)]
-    if runs[0].seconds < 10:
-        runs += [run(cmd, **kw) for _ in range(repeat - 1)]
-    runs.sort(key=lambda r: r.seconds)
-    best = runs[len(runs) // 2]
-    best.peak_mb = max(r.peak_mb for r in runs)
-    return best
-
-
 def interleaved_runs(cmds: dict[str, Sequence], repeat: int = 9, **kw) -> dict[str, Run]:
     """The median run of each command, the commands taking turns (a, b, c, a, b, c, ...): on a shared machine a
     busy moment slows all of them alike, so their ratios hold where one command's runs in a row would not."""

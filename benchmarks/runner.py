@@ -20,7 +20,7 @@ from typing import Optional
 
 from . import datasette_load
 from .generate import generate
-from .measure import BIN, ROOT, Run, interleaved_runs, median_run, python, run
+from .measure import BIN, ROOT, Run, interleaved_runs, python, run
 
 MEMORY_LIMIT_MB = 400
 

@@ -137,7 +137,7 @@ class Snapshot:
             if rel is not None and not (exclude and self._real(rel) in exclude):
                 wanted.append(ref)
         out = {}
-        for ref, (value_text, low, high, status, formula, *_) in read.formulas_see(self.db_path, wanted).items():
+        for ref, (value_text, low, high, status, formula, *_) in self.stored_claims(wanted).items():
             if not (status == "derived" and formula):  # a derived figure is computed from its own inputs
                 out[ref] = StoredFigure(value_text, low, high)
         return out
