@@ -1,7 +1,8 @@
 """The auditor's quality, measured on a labelled set: `python -m auditor.quality [--split test|seeds|dev]`.
 
-The labelled set (tests/audit_labelled/) holds records (with their judgements in `disclosures`; the eight cases
-come from the fixture knowledge base) and texts (labels.yaml), and split.yaml says which reports are held out.
+The labelled set is the records of the knowledge base (`claims/`: a record's `disclosures` are its labels, so a
+judgement has one owner), the records of tests/audit_labelled/records for reports outside the knowledge base, and
+the texts of tests/audit_labelled (labels.yaml); tests/audit_labelled/split.yaml says which reports are held out.
 Records are audited with their `topics` and `disclosures` removed: an auditor that reads the answer is not
 measured. For each omission: exact agreement over the three levels, agreement on absent against present, the
 confusion matrix; for records, the evidence claims found against those the judgement names (recall, precision).
@@ -26,7 +27,7 @@ from .rules import LEVELS
 STATUSES = ["absent", "partial", "disclosed"]
 ROOT = Path(__file__).resolve().parent.parent
 SET = ROOT / "tests" / "audit_labelled"
-SEEDS = ROOT / "tests" / "fixtures" / "kb" / "claims"
+KB = ROOT / "claims"
 
 
 @dataclass
@@ -86,13 +87,20 @@ def split_of(name: str) -> set[str]:
     return set(split[name])
 
 
+def labelled_records(names: set[str]) -> dict[str, Path]:
+    """report → the record that labels it: the knowledge base's own, else the labelled set's."""
+    out = {}
+    for report in names:
+        for path in (KB / f"{report}.yaml", SET / "records" / f"{report}.yaml"):
+            if path.is_file():
+                out[report] = path
+                break
+    return out
+
+
 def load_items(names: set[str]) -> list[Item]:
     items = []
-    records = {p.stem: p for p in sorted((SET / "records").glob("*.yaml"))}
-    records.update({p.stem: p for p in sorted(SEEDS.glob("*.yaml")) if p.stem in names})
-    for report, path in sorted(records.items()):
-        if report not in names:
-            continue
+    for report, path in sorted(labelled_records(names).items()):
         rec = load_file(path).records[0]
         d = rec.report.disclosures
         items.append(Item(report, "record", path, {o: x.status for o, x in d.items()},

@@ -1,8 +1,9 @@
 """The auditor's quality, measured on reports it was not tuned on.
 
-tests/audit_labelled/ holds the labelled set: frozen copies of records (their `disclosures` judged by
-../shared/RUBRIC.md, each with a note), report texts of verbatim passages (labels.yaml), and split.yaml, which
-froze a test split before the auditor's second version was written. The figures are measured on that split and on
+The labelled set: the records of the knowledge base (their `disclosures`, judged by ../shared/RUBRIC.md with a note
+each, are the labels), records of reports outside it (tests/audit_labelled/records), report texts of verbatim
+passages (tests/audit_labelled/labels.yaml), and tests/audit_labelled/split.yaml, which froze a test split before
+the auditor's second version was written. The figures are measured on that split and on
 the eight cases with their topics and disclosures removed; quality.yaml holds the targets and the floors this
 test holds; README.md shows the figures and confusion matrices, as `python -m auditor.quality --markdown` prints
 them.
@@ -41,6 +42,17 @@ def test_the_split_is_frozen_disjoint_and_large_enough():
     assert len(split["test"]) >= 12
     labelled = {p.stem for p in (SET / "records").glob("*.yaml")} | {p.stem for p in (SET / "texts").glob("*.md")}
     assert labelled <= set().union(*parts)
+    for name in set().union(*parts):
+        assert name in quality.labelled_records({name}) or (SET / "texts" / f"{name}.md").is_file(), name
+
+
+def test_a_report_of_the_knowledge_base_is_labelled_by_its_own_record_never_a_copy():
+    """A judgement has one owner: re-judging a record in claims/ re-labels the auditor's set."""
+    copies = [p.name for p in (SET / "records").glob("*.yaml") if (quality.KB / p.name).is_file()]
+    assert copies == []
+    seeds = quality.labelled_records(quality.split_of("seeds"))
+    assert sorted(seeds) == sorted(quality.split_of("seeds"))
+    assert all(p.parent == quality.KB for p in seeds.values())
 
 
 def test_every_label_has_a_status_and_a_reason_for_each_omission():
@@ -48,7 +60,8 @@ def test_every_label_has_a_status_and_a_reason_for_each_omission():
         assert (SET / entry["file"]).is_file()
         assert list(entry["expected"]) == OMISSIONS
         assert all(e["status"] in quality.STATUSES and e["reason"] for e in entry["expected"].values())
-    for path in sorted((SET / "records").glob("*.yaml")):
+    everything = set().union(*(quality.split_of(k) for k in ("test", "seeds", "dev")))
+    for path in sorted(quality.labelled_records(everything).values()):
         disclosures = load_file(path).records[0].report.disclosures
         assert list(disclosures) == OMISSIONS and all(d.note for d in disclosures.values()), path.name
 
@@ -61,7 +74,8 @@ def test_the_labelled_records_are_valid():
 def test_a_record_is_measured_without_what_it_declares():
     """The verdicts do not move when the answer is written into the record: they come from claims alone."""
     auditor = Auditor(load_vocabulary(packaged("vocabulary.yaml")))
-    report = load_file(SET / "records" / f"{sorted(quality.split_of('dev'))[0]}.yaml").records[0].report
+    dev = quality.labelled_records(quality.split_of("dev"))
+    report = load_file(dev[sorted(dev)[0]]).records[0].report
     stripped = report.model_copy(update={"disclosures": {}, "claims": [
         c.model_copy(update={"topics": []}) for c in report.claims]})
     assert {o: v.status for o, v in auditor.record(report).items()} == \
