@@ -180,10 +180,10 @@ class Auditor:
             missing = [{"part": p.id, "question": p.question} for p in o.parts
                        if (p.id in d.lacks if d.status == "partial" else d.status == "absent")]
             # one piece of evidence per claim or sentence, naming every part it gives (a figure first), the
-            # units that give a part first, a mere mention only where its part is not given anywhere
+            # units that give a part first; a mere mention of a part another unit gives, as the omission says
             by_unit: dict[int, list[Hit]] = {}
             for h in mine:
-                if h.given or h.part not in d.given:
+                if h.given or o.evidence == "all" or h.part not in d.given:
                     by_unit.setdefault(id(h.unit), []).append(h)
             units = sorted(by_unit.values(), key=lambda hs: (not any(h.given for h in hs),
                                                               not any(h.figure for h in hs), hs[0].unit.line or 0))

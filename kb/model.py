@@ -373,6 +373,10 @@ class Omission(Strict):
     # not pretraining data), and kinds whose evidence is partial at most (acknowledgements).
     out_of_scope: list[Slug] = Field(default_factory=list)
     partial_only: list[Slug] = Field(default_factory=list)
+    # Which claims or sentences a verdict names as evidence: every one that mentions a part (`all`, as a reader
+    # names every claim that bears on the omission), or, for a part another unit gives, only those that give it
+    # too (`given-first`: where mere mentions are mostly words in another sense, "tokens of context").
+    evidence: Literal["all", "given-first"] = "all"
 
     @property
     def rules(self) -> list[Rule]:

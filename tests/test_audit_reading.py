@@ -336,3 +336,36 @@ def test_explain_shows_the_units_read_and_why_some_were_dropped(tmp_path):
     # the run's size mentions "used", a cue of failed runs' compute, but with no failed run near it
     assert "dropped: line 3: “We trained Acme-7B on 2.1T tokens" in out
     assert "compute: 'used' without runs nearby" in out
+
+
+# Evidence: the claims and sentences a verdict names.
+
+EVIDENCE_TEXT = """\
+    # Report
+
+    ## Training
+
+    Over the run, 12 node failures were detected by health checks and recovered automatically.
+
+    A watchdog monitored every node of the cluster.
+
+    ## Data
+
+    Web pages are 60% of the pretraining data and code is 40%.
+
+    The model reads sequences of 32K tokens of context.
+    """
+
+
+def test_a_verdict_names_every_sentence_that_bears_on_the_omission_those_that_give_a_part_first():
+    v = verdicts(EVIDENCE_TEXT)["ops-staffing"]
+    assert [(e.line, e.parts[0]["given"]) for e in v.evidence] == [(5, True), (7, False)]  # the watchdog too
+
+
+def test_where_mere_mentions_are_mostly_another_sense_the_vocabulary_cites_them_only_where_nothing_gives_the_part():
+    # data-filtering is `evidence: given-first`: "tokens of context" mentions shares, which line 11 gives
+    assert [e.line for e in verdicts(EVIDENCE_TEXT)["data-filtering"].evidence] == [11]
+    every = VOCABULARY.model_copy(update={"omissions": [
+        o.model_copy(update={"evidence": "all"}) for o in VOCABULARY.omissions]})
+    cited = Auditor(every).text(textwrap.dedent(EVIDENCE_TEXT))["data-filtering"].evidence
+    assert [e.line for e in cited] == [11, 13]
