@@ -130,6 +130,16 @@ def test_people_on_a_rotation_are_a_staffing_statement():
     assert [m["part"] for m in v.missing] == ["tooling"]
 
 
+
+@pytest.mark.parametrize("text", [
+    "The model has 16 experts and routes each token to 4 of them, which was found to improve quality.",
+    "In-loop evaluations were used to decide the initialization and the optimizer.",
+])
+def test_a_setting_found_better_or_decided_by_experiments_is_how_it_was_chosen(text):
+    v = verdicts(text + "\n")["hp-search"]
+    assert v.status == "partial" and v.given == ["choice"]
+    assert verdicts("The model has 16 experts and routes each token to 4 of them.\n")["hp-search"].status == "absent"
+
 # Negation and polarity, clause by clause.
 
 
