@@ -50,6 +50,18 @@ class Unit:
         self._figures = value
 
 
+_SIZE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?([BM])\b")
+
+
+def _not_own(figures: list[Figure], own: frozenset) -> list[Figure]:
+    """The figures, less the sizes of the report's own models: "for the 120B model" is the model, not the scale of
+    a search (RUBRIC.md: a model's size is not a figure of anything)."""
+    if not own:
+        return figures
+    return [f for f in figures if not (f.kind == "params" and f.value is not None
+                                       and any(abs(f.value - s) <= 1e-6 * s for s in own))]
+
+
 class Reader:
     """Turns records and texts into units, with the vocabulary's figure kinds and sections."""
 
@@ -63,6 +75,7 @@ class Reader:
                 self._section_index.add(p, (kind, p))
         self._kinds_seen: dict[str, frozenset] = {}
         self._typed: dict[str, list[Figure]] = {}  # a claim's "value unit", typed
+        self._own: frozenset[float] = frozenset()  # the sizes of the report's own models (own_sizes)
 
     def section_kinds(self, headings: tuple[str, ...]) -> frozenset:
         found = set()
@@ -87,13 +100,20 @@ class Reader:
         u = Unit(text, **kw)
         found = spans(text)
         u.words, u.offsets = [w for w, _, _ in found], [a for _, a, _ in found]
-        u.read_figures = self.figures.read
+        own = self._own  # the figures are read later, when asked for
+        u.read_figures = (lambda t: _not_own(self.figures.read(t), own)) if own else self.figures.read
         return u
+
+    def own_sizes(self, *names: Optional[str]) -> None:
+        """The sizes named in the report's title and models ("GAL 120B", "Acme-7B"): not figures of a part."""
+        self._own = frozenset(float(m.group(1)) * (1e9 if m.group(2) == "B" else 1e6)
+                              for name in names for m in _SIZE.finditer(name or ""))
 
     # Records.
 
     def claims(self, report: Report, where=None) -> list[Unit]:
         self._title = None
+        self.own_sizes(report.title, *report.models)
         out = []
         for i, c in enumerate(report.claims):
             if c.status == "contradicted":
@@ -104,7 +124,7 @@ class Reader:
             u = self.unit(text, line=where(i) if where else None, claim=f"{report.id}/{c.id}", headings=headings,
                           kind="row" if c.quote_kind == "table" else "claim", paragraph=i)
             u.sections = self.section_kinds(headings)  # a claim about fine-tuning: the rulebook reads its words
-            u.more_figures = self._claim_figure(c)
+            u.more_figures = _not_own(self._claim_figure(c), self._own)
             u.context = " ".join(headings)
             u.reported_from = reported_from
             u.derived = c.status == "derived"
@@ -127,6 +147,7 @@ class Reader:
 
     def text(self, text: str) -> list[Unit]:
         self._title = None
+        self.own_sizes()
         out: list[Unit] = []
         headings: list[tuple[int, str]] = []  # (level, title)
         lines = text.splitlines()
@@ -156,6 +177,7 @@ class Reader:
                 level = len(m.group(1))
                 if not headings and level == 1 and not out and self._title is None:
                     self._title = _clean(m.group(2))
+                    self.own_sizes(self._title)
                 headings = [(lv, t) for lv, t in headings if lv < level] + [(level, _clean(m.group(2)))]
                 continue
             rows = _html_rows(line) if _HTML_CELL.search(line) else []

@@ -15,7 +15,7 @@ from auditor.figures import FigureReader
 from auditor.units import Reader
 from auditor.words import phrase, find, tokens
 from kb.load import load_vocabulary, packaged
-from kb.model import Vocabulary
+from kb.model import Report, Vocabulary
 
 VOCABULARY = load_vocabulary(packaged("vocabulary.yaml"))
 AUDITOR = Auditor(VOCABULARY)
@@ -74,6 +74,20 @@ def test_model_sizes_years_citations_and_section_numbers_are_not_figures_of_a_pa
     assert kinds("as described in Section 3.2 [12] (Su et al., 2021)") == []
     assert [k for k, _ in kinds("our 7B model")] == ["params"]  # a size, never a count of runs or a cost
     assert kinds("one of the main reasons") == []  # a word number counts only with what it counts
+
+
+def test_the_size_of_the_reports_own_model_is_not_the_scale_of_a_search():
+    assert status("# Acme-7B technical report\n\nWe swept the learning rate for the 7B model.\n",
+                  "hp-search") == "partial"
+    assert status("# Acme-7B technical report\n\nWe swept the learning rate on 1B models.\n",
+                  "hp-search") == "disclosed"
+    record = AUDITOR.record(Report.model_validate({
+        "id": "acme", "title": "Acme", "organization": "Acme", "published": "2026-01-01", "models": ["Acme 120B"],
+        "sources": [{"id": "paper", "title": "Acme", "url": "https://example.org/acme", "kind": "primary",
+                     "checked": "2026-01-02"}],
+        "claims": [{"id": "warmup", "statement": "Warmup lengths were tried for the 120B model.", "value": "120B",
+                    "unit": "parameters", "source": "paper", "verified": "2026-01-02", "status": "confirmed"}]}))
+    assert record["hp-search"].status == "partial"
 
 
 def test_numbers_are_found_as_the_one_pattern_finds_them():
