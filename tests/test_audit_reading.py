@@ -261,6 +261,12 @@ def test_acknowledgements_give_partial_operations_evidence_at_most():
     assert v.status == "partial" and v.given == []
 
 
+def test_a_contribution_list_gives_partial_search_evidence_at_most():
+    sweep = "We swept learning rates on models from 0.1B to 14B.\n"
+    assert status("## Training\n\n" + sweep, "hp-search") == "disclosed"
+    assert status("## Contributions\n\nAlice: original experiments. " + sweep, "hp-search") == "partial"
+
+
 def test_thanks_count_for_operations_only_when_they_are_for_the_compute_or_the_training():
     about_training = "## Acknowledgements\n\nWe thank StabilityAI for the compute used to train our models.\n"
     about_the_paper = "## Acknowledgements\n\nWe thank our colleagues for helpful discussions on this paper.\n"
