@@ -42,8 +42,10 @@ def audit(files, claims_dir, db_path, fmt, fail_on, explain, max_age, today):
     the knowledge base.
 
     Exit status: 0 it ran; 1 with --fail-on, when an omission is at or below that level; 2 an input could not
-    be read (missing, not UTF-8, not a valid record).
+    be read (missing, not UTF-8, not a valid record, or the knowledge base's vocabulary is not valid).
     """
+    from kb.load import VocabularyError
+
     from .audit import LEVELS, Audit, audit_paths  # here, not above: kb.program.run sets the collector up first
     from .render import as_json, as_markdown, as_text
 
@@ -51,8 +53,13 @@ def audit(files, claims_dir, db_path, fmt, fail_on, explain, max_age, today):
     if where is None:
         click.echo(f"audit: no knowledge base to compare with (no claims/ folder in {Path.cwd()} or above it; give "
                    f"--claims DIR): verdicts only, without the cohort or similar reports", err=True)
-    results = audit_paths(files, claims_dir=where.claims if where else None, today=clock.today(today),
-                          max_age=max_age, db=db_path or (where.database if where else None), explain=explain)
+    try:
+        results = audit_paths(files, claims_dir=where.claims if where else None, today=clock.today(today),
+                              max_age=max_age, db=db_path or (where.database if where else None), explain=explain)
+    except VocabularyError as e:  # the knowledge base's own vocabulary: nothing can be judged without it
+        for problem in e.problems:
+            click.echo(f"audit: {problem}", err=True)
+        sys.exit(2)
     if fmt == "json":
         click.echo(as_json(results))
     elif fmt == "markdown":

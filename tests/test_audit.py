@@ -245,6 +245,16 @@ def test_unreadable_and_invalid_inputs_exit_2_and_the_others_still_run(tmp_path)
     assert "Traceback" not in r.stdout
 
 
+def test_a_knowledge_base_whose_vocabulary_is_not_valid_exits_2_naming_its_line(tmp_path):
+    claims = tmp_path / "claims"
+    shutil.copytree(CLAIMS, claims)
+    (claims / "_vocabulary.yaml").write_text(VOCABULARY.read_text().replace("evidence: given-first", "evidence: often"))
+    r = run("--claims", claims, claims / "olmo.yaml")
+    assert r.exit_code == 2
+    assert "_vocabulary.yaml:" in r.stderr and "KB203: 'often' is not one of 'all' or 'given-first'" in r.stderr
+    assert "Traceback" not in r.stdout + r.stderr
+
+
 def test_help_documents_the_exit_codes():
     r = run("--help")
     assert "Exit status: 0 it ran; 1 with --fail-on" in " ".join(r.stdout.split())
