@@ -50,9 +50,6 @@ class Unit:
         self._figures = value
 
 
-_SIZE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?([BM])\b")
-
-
 def _not_own(figures: list[Figure], own: frozenset) -> list[Figure]:
     """The figures, less the sizes of the report's own models: "for the 120B model" is the model, not the scale of
     a search (RUBRIC.md: a model's size is not a figure of anything)."""
@@ -106,8 +103,8 @@ class Reader:
 
     def own_sizes(self, *names: Optional[str]) -> None:
         """The sizes named in the report's title and models ("GAL 120B", "Acme-7B"): not figures of a part."""
-        self._own = frozenset(float(m.group(1)) * (1e9 if m.group(2) == "B" else 1e6)
-                              for name in names for m in _SIZE.finditer(name or ""))
+        self._own = frozenset(f.value for name in names if name for f in self.figures.read(name)
+                              if f.kind == "params" and f.value)
 
     # Records.
 
