@@ -195,10 +195,10 @@ class Rulebook:
                 continue
             # the first cue outside a negation mentions the part ("we did not use dropout, but swept four
             # learning rates": the sweep counts); when every cue is negated, the part says what that means
-            standing = [m for m in found if not self._negated_cue(u, *m, memo)]
+            standing = next((m for m in found if not self._negated_cue(u, *m, memo)), None)
             if standing:
                 if p.spec.negated != "only":
-                    mentioned[p.id] = standing[0]
+                    mentioned[p.id] = standing
                 continue
             cue, at = found[0]
             # an admission must be the report's own words, not a record's statement that the report says nothing
@@ -256,9 +256,9 @@ class Rulebook:
         ends = memo["clauses"]
         i = bisect_right(ends, start)
         clause_start = ends[i - 1] if i else 0
-        prefix = words[max(clause_start, start - 400):start]
-        window = " ".join(prefix.split()[-5:])
-        return bool(_NEGATION.search(window))
+        window = " ".join(words[max(clause_start, start - 400):start].rsplit(None, 5)[-5:])  # its last five words
+        low = lowered(window)
+        return bool(_NEGATION_LOWER.search(low) if low is not None else _NEGATION.search(window))
 
     def decide(self, o: Omission, hits: list[Hit]) -> Decision:
         given = {h.part for h in hits if h.given}

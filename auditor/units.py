@@ -16,7 +16,7 @@ from typing import Callable, Optional
 from kb.model import Claim, Report, Vocabulary
 
 from .figures import Figure, FigureReader
-from .words import Phrase, PhraseIndex, phrase, spans, tokens
+from .words import Phrase, PhraseIndex, offsets, phrase, read_words, tokens
 
 
 @dataclass
@@ -28,7 +28,6 @@ class Unit:
     sections: frozenset = frozenset()  # kinds of section it is in
     kind: str = "sentence"  # sentence | row | claim | heading
     words: list[str] = field(default_factory=list)
-    offsets: list[int] = field(default_factory=list)  # where each word starts in text
     context: str = ""  # the heading path, for anchors
     reported_from: int = 0  # where the report's own words start in text (a claim's statement is the record's)
     paragraph: int = 0  # units of one paragraph (or table) share it
@@ -38,6 +37,10 @@ class Unit:
     read_figures: Optional[Callable[[str], list[Figure]]] = None
     more_figures: list[Figure] = field(default_factory=list)
     _figures: Optional[list[Figure]] = None
+    # Where each word of the text starts, found when first asked for (a negation or an admission): from the
+    # lowercased text and its words as read (auditor.words.read_words).
+    _read: tuple[str, list[str]] = ("", [])
+    _offsets: Optional[list[int]] = None
 
     @property
     def figures(self) -> list[Figure]:
@@ -48,6 +51,13 @@ class Unit:
     @figures.setter
     def figures(self, value: list[Figure]) -> None:
         self._figures = value
+
+    @property
+    def offsets(self) -> list[int]:
+        """Where each word of the text starts in it (a row's words from its headers after them have none)."""
+        if self._offsets is None:
+            self._offsets = offsets(*self._read)
+        return self._offsets
 
 
 def _not_own(figures: list[Figure], own: frozenset) -> list[Figure]:
@@ -95,8 +105,8 @@ class Reader:
 
     def unit(self, text: str, **kw) -> Unit:
         u = Unit(text, **kw)
-        found = spans(text)
-        u.words, u.offsets = [w for w, _, _ in found], [a for _, a, _ in found]
+        u.words, low, found = read_words(text)
+        u._read = (low, found)
         own = self._own  # the figures are read later, when asked for
         u.read_figures = (lambda t: _not_own(self.figures.read(t), own)) if own else self.figures.read
         return u
