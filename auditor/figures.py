@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from .words import lowered, stem
+from .words import lowered, stem, stem_all
 
 _WORD_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
                  "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40,
@@ -50,22 +50,37 @@ _NUMBER_WORDS_LOWER = re.compile(_WORDS_AS)
 _NUMBER_WORDS = re.compile(_WORDS_AS, re.IGNORECASE)
 
 
-def numbers(text: str, low: str):
+def numbers(text: str, low: str) -> list:
     """_NUMBER.finditer(text), sooner (`low`: text.lower()). A number word never starts inside a number in digits
     (nor at the same place), so the two halves' matches, in the order of the text, are the whole's."""
     if lowered(text, low) is not None:
-        words = (_NUMBER_WORDS.match(text, m.start()) for m in _NUMBER_WORDS_LOWER.finditer(low))
+        words = [_NUMBER_WORDS.match(text, m.start()) for m in _NUMBER_WORDS_LOWER.finditer(low)]
     else:
-        words = _NUMBER_WORDS.finditer(text)
-    digits = _DIGITS.finditer(text)
-    d, w = next(digits, None), next(words, None)
-    while d is not None or w is not None:
-        if w is None or (d is not None and d.start() < w.start()):
-            yield d
-            d = next(digits, None)
-        else:
-            yield w
-            w = next(words, None)
+        words = list(_NUMBER_WORDS.finditer(text))
+    found = _digits(text)
+    if words:
+        found = sorted(found + words, key=lambda m: m.start())
+    return found
+
+
+_DIGIT_RUN = re.compile(r"\d+")
+_WORD_OR_POINT = re.compile(r"[\w.]")
+
+
+def _digits(text: str) -> list:
+    """_DIGITS.finditer(text), sooner: a number in digits starts a run of digits that follows no letter, digit or
+    point (the lookbehind that starts _DIGITS), and runs of digits are found at once."""
+    out, at = [], 0
+    match = _DIGITS.match
+    for run in _DIGIT_RUN.finditer(text):
+        s = run.start()
+        if s < at or (s and _WORD_OR_POINT.match(text, s - 1)):
+            continue
+        m = match(text, s)
+        if m is not None:
+            out.append(m)
+            at = m.end()
+    return out
 
 
 _MATH_NUMBER = re.compile(r"\$((?:\\[a-z]+\s*|[~\s])*)(\d[\d.,]*\s*(?:\\?%)?)\$")
@@ -159,16 +174,21 @@ class FigureReader:
         if "$" in masked:
             masked = _MATH_NUMBER.sub(lambda m: " " + " " * len(m.group(1)) + m.group(2) + " ", masked)
             low = masked.lower()
-        for m in _NGRAM.finditer(masked) if ("gram" in low or "=" in low or "token" in low) else ():
+        # (_NGRAM needs one of these: seldom there)
+        for m in _NGRAM.finditer(masked) if ("gram" in low or "=" in low or "token span" in low
+                                             or "token overlap" in low) else ():
             n = m.group(1) or m.group(2)
             out.append(Figure("ngram", m.group(), float(n), m.start(), m.end()))
         taken = [(f.start, f.end) for f in out]
+        # the words around each number, lowercased: from `low` where it keeps the offsets (only letters and digits
+        # of ASCII count, and lowercasing a slice gives them as lowercasing the whole did)
+        lows = low if len(low) == len(masked) else _Lowering(masked)
         for m in numbers(masked, low):
-            if any(a <= m.start() < b for a, b in taken):
+            if taken and any(a <= m.start() < b for a, b in taken):
                 continue
             value = _value(m)
-            after = _words(masked[m.end():m.end() + 40])[:4]
-            before = _words(masked[max(0, m.start() - 40):m.start()])[-4:]
+            after = _typing_words(lows[m.end():m.end() + 40])[:4]
+            before = _typing_words(lows[max(0, m.start() - 40):m.start()])[-4:]
             kind, typed_by = self._kind(m, value, after, before, masked)
             if kind is None:
                 continue
@@ -259,5 +279,23 @@ def _after_words(text: str, start: int, n: int) -> int:
     return end
 
 
+_TYPING_WORD = re.compile(r"[a-z0-9$<>=≥≤]+")
+
+
 def _words(text: str) -> list[str]:
-    return [stem(w) for w in re.findall(r"[a-z0-9$<>=≥≤]+", text.lower().replace("-", ""))]
+    """The words that may type a figure, stemmed; a hyphenated word is one ("GPU-hours")."""
+    return _typing_words(text.lower())
+
+
+def _typing_words(low: str) -> list[str]:
+    return stem_all(_TYPING_WORD.findall(low.replace("-", "")))
+
+
+class _Lowering:
+    """Slices of a text, lowercased: for a text whose lowercasing moves the offsets."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __getitem__(self, where: slice) -> str:
+        return self.text[where].lower()
