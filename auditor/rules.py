@@ -26,7 +26,26 @@ LEVELS = {"absent": 0, "partial": 1, "disclosed": 2}
 _NEGATION = re.compile(r"\b(?:no|not|never|without|none|neither|nor|cannot|nothing|lack(?:s|ing)?|absence of|"
                        r"zero|infeasible|unable|impossible|rather than|instead of|too costly|too expensive|\w+n['’]t)\b", re.IGNORECASE)
 _NEGATION_LOWER = re.compile(_NEGATION.pattern)  # for lowercased text (auditor.words.lowered)
-_CLAUSE = re.compile(r"[;:.!?()\u2014]|,\s+(?:but|while|although|though|whereas)\b|\bbut\b")
+# Whether a text has a negation anywhere, where a clause's last five words would be joined by one space each
+_NEGATION_ANY = re.compile(_NEGATION.pattern.replace(" ", r"\s+"), re.IGNORECASE)
+_NEGATION_ANY_LOWER = re.compile(_NEGATION_ANY.pattern)
+# A clause ends at these; "but" starts a word, which _clause_ends checks apart: every form then starts with a
+# character, which the regular expression engine looks for before trying any form (twice as soon on a long text).
+_CLAUSE = re.compile(r"[;:.!?()\u2014]|,\s+(?:but|while|although|though|whereas)\b|but\b")
+_WORD_CHAR = re.compile(r"\w")
+
+
+def _clause_ends(text: str) -> list[int]:
+    out, at = [], 0
+    search = _CLAUSE.search
+    while (m := search(text, at)) is not None:
+        a = m.start()
+        if a and text[a] == "b" and _WORD_CHAR.match(text, a - 1):
+            at = a + 1  # "but" inside a word ("contribute")
+            continue
+        out.append(m.end())
+        at = m.end()
+    return out
 
 
 @dataclass
@@ -230,35 +249,34 @@ class Rulebook:
 
     def _negated_cue(self, u: Unit, cue: Phrase, at: int, memo: dict) -> bool:
         """A cue that is itself a negation ("no human intervention") is not negated by it. `memo`: the answers
-        for this unit so far, by word position (None: the unit has no negation at all)."""
+        for this unit so far, by word position, and what they were found from."""
         if any(w in {"no", "not", "without", "zero", "never"} for w in cue.stems):
             return False
         if "any" not in memo:  # most units have no negation word anywhere: nothing to look for
-            joined = " ".join(u.text.split())
-            low = lowered(joined)
-            memo["any"] = (_NEGATION_LOWER.search(low) if low is not None else _NEGATION.search(joined)) is not None
+            memo["low"] = low = lowered(u.text)
+            memo["any"] = (_NEGATION_ANY_LOWER.search(low) if low is not None
+                           else _NEGATION_ANY.search(u.text)) is not None
         if not memo["any"]:
             return False
         if at not in memo:
-            memo[at] = self._negated(u, cue, at, memo)
+            memo[at] = self._negated(u, at, memo)
         return memo[at]
 
     @staticmethod
-    def _negated(u: Unit, cue: Phrase, at: int, memo: Optional[dict] = None) -> bool:
-        """Whether a negation stands before the cue in its clause (within five words)."""
-        words = u.text
+    def _negated(u: Unit, at: int, memo: dict) -> bool:
+        """Whether a negation stands before the word at `at` in its clause (within five words)."""
         if at >= len(u.offsets):
             return False
         start = u.offsets[at]
-        memo = {} if memo is None else memo
         if "clauses" not in memo:  # where each clause of the unit ends, found once
-            memo["clauses"] = [m.end() for m in _CLAUSE.finditer(words)]
+            memo["clauses"] = _clause_ends(u.text)
         ends = memo["clauses"]
         i = bisect_right(ends, start)
         clause_start = ends[i - 1] if i else 0
-        window = " ".join(words[max(clause_start, start - 400):start].rsplit(None, 5)[-5:])  # its last five words
-        low = lowered(window)
-        return bool(_NEGATION_LOWER.search(low) if low is not None else _NEGATION.search(window))
+        low = memo["low"]  # the lowercased text, where it keeps the offsets (and whitespace: split the same)
+        text = low if low is not None else u.text
+        window = " ".join(text[max(clause_start, start - 400):start].rsplit(None, 5)[-5:])  # its last five words
+        return bool(_NEGATION_LOWER.search(window) if low is not None else _NEGATION.search(window))
 
     def decide(self, o: Omission, hits: list[Hit]) -> Decision:
         given = {h.part for h in hits if h.given}

@@ -173,6 +173,29 @@ def test_words_and_phrases_are_found_where_a_plain_reading_finds_them():
         assert index.scan(ws) == plain, ws
 
 
+def test_clauses_and_negations_are_found_as_the_plain_patterns_find_them():
+    """A clause ends at punctuation, ", but" and the like, or the word "but" (not "contribute"); a text has a
+    negation when its words, joined by single spaces, have one. Both are found sooner than the plain way, and
+    found the same, on the labelled texts and on seeded strings."""
+    import random
+    import re
+    from pathlib import Path
+
+    from auditor import rules
+
+    plain_clause = re.compile(r"[;:.!?()\u2014]|,\s+(?:but|while|although|though|whereas)\b|\bbut\b")
+    rng = random.Random(3)
+    pieces = list(" ,;.\n\tb") + ["but", "But", "contribute", ", but", ",\n while", "rather", " than", "instead\nof",
+                                  "not", "cannot", "don't", "isn’t", "knot", "nothing", "ſ", "İ", "K"]
+    texts = [p.read_text(encoding="utf-8") for p in (Path(__file__).parent / "audit_labelled" / "texts").glob("*")]
+    texts += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 20))) for _ in range(5000)]
+    for text in texts:
+        assert rules._clause_ends(text) == [m.end() for m in plain_clause.finditer(text)], repr(text[:80])
+        low = rules.lowered(text)
+        found = (rules._NEGATION_ANY_LOWER.search(low) if low is not None else rules._NEGATION_ANY.search(text))
+        assert (found is not None) == (rules._NEGATION.search(" ".join(text.split())) is not None), repr(text[:80])
+
+
 def test_candidate_values_listed_together_are_a_range():
     assert ("range", "1e-4, 3e-4 and 6e-4") in [(f.kind, f.text) for f in FIGURES.read(
         "we tried learning rates of 1e-4, 3e-4 and 6e-4")]
