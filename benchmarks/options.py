@@ -103,13 +103,13 @@ def stages(folder: Path, work: Path) -> dict:
     # (a build without a cache audits while it writes: kb.db.rows.Verdicts).
     cache = VerdictCache(work / "stages-cache", vocabulary_digest(vocabulary))
     t = time.perf_counter()
-    list(rows.Verdicts(v, cache).rows())
+    list(rows.Verdicts.of(v, cache).rows(v))
     out["auditor verdicts (kb.db.rows.Verdicts, two cores where it can)"] = time.perf_counter() - t
     t = time.perf_counter()
     elements(v)
     out["pattern graph (kb.graph)"] = time.perf_counter() - t
     t = time.perf_counter()
-    write.write_database(work / "stages.db", v, clock.today(), 0, verdict_cache=cache)
+    write.write_database(work / "stages.db", v, clock.today(), 0, verdicts=rows.Verdicts.of(v, cache))
     whole = time.perf_counter() - t
     out["write SQLite: rows, indexes, FTS"] = whole - out["pattern graph (kb.graph)"]
     t = time.perf_counter()

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Annotated, Any, Iterable, Literal, Optional, Union, get_args, get_origin
+from typing import Annotated, Any, Callable, Iterable, Literal, Optional, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
@@ -388,10 +388,12 @@ def record_files(path: Union[str, Path]) -> list[Path]:
     return [path.joinpath(*parts) for parts in sorted(found)]
 
 
-def load_paths(paths: Iterable[Union[str, Path]], progress: Any = None, compact: bool = False) -> LoadResult:
+def load_paths(paths: Iterable[Union[str, Path]], progress: Any = None, compact: bool = False,
+               on_record: Optional[Callable[["Loaded"], Any]] = None) -> LoadResult:
     """Files and folders → records and problems. Every file is read; a bad one never stops the others. With
     `compact`, each valid record is made smaller as soon as it is read (kb.compact: for records nothing will
-    change, as in kb build)."""
+    change, as in kb build). `on_record` is given each valid record as soon as it is read (kb build audits them
+    while it reads the rest)."""
     names: dict = {}
     result = LoadResult()
     found: list[Union[Problem, list[Path]]] = []  # in the order given: a path's problem, or its files
@@ -415,6 +417,9 @@ def load_paths(paths: Iterable[Union[str, Path]], progress: Any = None, compact:
                     compact_report(rec.report, names)
                     # the file's text is not kept to find positions: read again if a problem needs one
                     rec.positions = FilePositions(rec.path, rec.digest, rec.positions.top())
+            if on_record is not None:
+                for rec in one.records:
+                    on_record(rec)
             result.extend(one)
     return result
 

@@ -1,8 +1,9 @@
 """The second core: a pure function over a list, computed (in part) in a forked child process.
 
-A cold build's slowest stage is a verdict provider auditing every record; the records are already in memory, so a
-child forked at that point reads them without pickling and sends back only its rows (as JSON). Used only where it
-is safe and worth it: fork available, two cores, no other thread running (a fork copies one thread, and a lock
+A cold build's slowest stage is a verdict provider auditing every record; the records are in memory, so a child
+forked with them reads them without pickling and sends back only its rows (as JSON). Ahead starts such children
+while the records are still being validated, so the second core audits from the first records on. Used only where
+it is safe and worth it: fork available, two cores, no other thread running (a fork copies one thread, and a lock
 another thread held would stay held in the child), and enough items. Everywhere else the work is done here, with
 the same result.
 """
@@ -97,6 +98,19 @@ class Shared:
             done[i] = self.fn([self.items[i]])
         return done
 
+    def left(self) -> int:
+        """How many items no process has taken yet (read without the lock: a moment's view)."""
+        if self.pid is None:
+            return 0
+        start, end = struct.unpack("qq", self.counters[:])
+        return max(0, end - start)
+
+    def stop(self) -> None:
+        """Stop the child now (the result will not be asked for)."""
+        if self.pid is not None:
+            self._abandon()
+            self.pid = None
+
     def _take(self, front: bool) -> Optional[int]:
         with self.lock:
             start, end = struct.unpack("qq", self.counters[:])
@@ -126,6 +140,46 @@ class Shared:
         for i in range(len(self.items)):
             out += mine[i] if i in mine else theirs[i]
         return out
+
+
+class Ahead:
+    """fn over items that come one at a time (records, as they are validated), in forked children from the first
+    ones on: the items that have come go to a child of their own (a Shared batch) once there are `minimum` of them
+    and the child before has run out of items, and the last ones when close() says no more will come. result()
+    joins each batch from its back (Shared.result) and gives fn's results for every item, in the order of the
+    items. fn(items) must give each item's results on their own, as for Shared."""
+
+    def __init__(self, fn: Callable[[Sequence], list], minimum: int = MINIMUM):
+        self.fn, self.minimum = fn, minimum
+        self.items: list = []
+        self.batches: list[Shared] = []
+        self._sent = 0  # the items before this one have gone to a batch
+
+    def add(self, item) -> None:
+        self.items.append(item)
+        if len(self.items) - self._sent >= self.minimum and (not self.batches or self.batches[-1].left() == 0):
+            self._batch()
+
+    def close(self) -> None:
+        """No more items: the ones not yet in a batch go to one now (or are done here, if too few to fork)."""
+        if len(self.items) > self._sent:
+            self._batch()
+
+    def _batch(self) -> None:
+        self.batches.append(Shared(self.fn, self.items[self._sent:], self.minimum))
+        self._sent = len(self.items)
+
+    def result(self) -> list:
+        self.close()
+        out: list = []
+        for batch in self.batches:
+            out += batch.result()
+        return out
+
+    def stop(self) -> None:
+        """Stop every child (the build failed: the result will not be asked for)."""
+        for batch in self.batches:
+            batch.stop()
 
 
 def _lock():

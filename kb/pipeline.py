@@ -11,10 +11,10 @@ import os
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any, Iterable, Optional, Union
+from typing import Any, Callable, Iterable, Optional, Union
 
 from .checks import Checked, Context, RecordsContext, check
-from .load import LoadResult, VocabularyError, load_paths, load_vocabulary, record_files, vocabulary_path
+from .load import LoadResult, Loaded, VocabularyError, load_paths, load_vocabulary, record_files, vocabulary_path
 from .model import Vocabulary
 from .problems import Problem
 from .snapshot import Snapshot, SnapshotContext, open_snapshot
@@ -50,7 +50,8 @@ class Validation:
         return sum(len(r.report.claims) for r in self.loaded.records)
 
 
-def _vocabulary(claims_dir: Optional[Path]) -> Union[Vocabulary, Validation]:
+def vocabulary_of(claims_dir: Optional[Path]) -> Union[Vocabulary, Validation]:
+    """The knowledge base's vocabulary, or the Validation that reports why it cannot be read."""
     try:
         return load_vocabulary(vocabulary_path(claims_dir))
     except VocabularyError as e:
@@ -66,14 +67,17 @@ def _checked(loaded: LoadResult, vocabulary: Vocabulary, today: Optional[date], 
 
 
 def validate_kb(claims_dir: Union[str, Path], today: Optional[date] = None, progress: Any = None,
-                compact: bool = False) -> Validation:
-    """Validate every record of a knowledge base (`compact`: kb.load.load_paths, for records nothing changes)."""
+                compact: bool = False, vocabulary: Optional[Vocabulary] = None,
+                on_record: Optional[Callable[[Loaded], Any]] = None) -> Validation:
+    """Validate every record of a knowledge base (`compact`, `on_record`: kb.load.load_paths's). `vocabulary`: the
+    knowledge base's, where the caller has read it already (vocabulary_of)."""
     folder = Path(claims_dir)
-    vocabulary = _vocabulary(folder)
-    if isinstance(vocabulary, Validation):
-        return vocabulary
-    return _checked(load_paths([folder], progress=progress, compact=compact), vocabulary, today, RecordsContext(),
-                    folder)
+    if vocabulary is None:
+        vocabulary = vocabulary_of(folder)
+        if isinstance(vocabulary, Validation):
+            return vocabulary
+    return _checked(load_paths([folder], progress=progress, compact=compact, on_record=on_record), vocabulary, today,
+                    RecordsContext(), folder)
 
 
 def validate_files(
@@ -96,7 +100,7 @@ def validate_files(
     kb.checks.check's (False: no warnings of reports or claims alike)."""
     folder = Path(claims_dir) if claims_dir is not None else None
     if vocabulary is None:
-        vocabulary = _vocabulary(folder)
+        vocabulary = vocabulary_of(folder)
         if isinstance(vocabulary, Validation):
             return vocabulary
     loaded = load_paths([Path(p) for p in paths], progress=progress)

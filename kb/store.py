@@ -27,11 +27,12 @@ from .cite import Index
 from .collector import few_collections
 from .db import atomic, checksum, read
 from .db.inspect import write_inspect_data
+from .db.rows import Verdicts
 from .db.schema import SCHEMA_VERSION
 from .db.write import IntegrityError, update_database, write_database, write_meta
 from .fingerprint import base_fingerprint, inputs_fingerprint
 from .load import LoadResult, load_vocabulary, vocabulary_path
-from .pipeline import Validation, validate_files, validate_kb
+from .pipeline import Validation, validate_files, validate_kb, vocabulary_of
 from .problems import Problem
 from .reverify import Results, ResultsError
 from .snapshot import Snapshot, current_files, open_snapshot, relative_name
@@ -106,16 +107,26 @@ def build(
 
     with few_collections():
         stage("validating")
-        # each record made smaller as it is read (kb.compact): nothing changes them after
-        result = _valid(validate_kb(claims_dir, today=today, progress=progress, compact=True))
-        for rec in result.loaded.records:
-            rec.forget_positions()  # every problem is reported; the texts are a large knowledge base's size again
-        gc.freeze()  # the records live until the build ends: no collection needs to walk them again
+        vocabulary = vocabulary_of(claims_dir)
+        if isinstance(vocabulary, Validation):
+            _valid(vocabulary)
+        # the verdicts of each record are audited from the moment it is read, in forked children (kb.parallel)
+        verdicts = Verdicts(vocabulary, _verdict_cache(cache_folder, vocabulary), ahead=True)
+        try:
+            # each record made smaller as it is read (kb.compact): nothing changes them after
+            result = _valid(validate_kb(claims_dir, today=today, progress=progress, compact=True,
+                                        vocabulary=vocabulary, on_record=verdicts.add))
+            for rec in result.loaded.records:
+                rec.forget_positions()  # every problem is reported; the texts are a large knowledge base's size
+            gc.freeze()  # the records live until the build ends: no collection needs to walk them again
+            verdicts.close()  # the last records' auditing starts while the other tables are written
 
-        stage("writing")
-        db_path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic.writer_lock(db_path):
-            return _write(db_path, result, today, fingerprint, base, reverified, cache_folder)
+            stage("writing")
+            db_path.parent.mkdir(parents=True, exist_ok=True)
+            with atomic.writer_lock(db_path):
+                return _write(db_path, result, today, fingerprint, base, reverified, cache_folder, verdicts=verdicts)
+        finally:
+            verdicts.stop()  # the children of a build that failed; those of one that did not have ended
 
 
 def _day(text: Optional[str]) -> Optional[date]:
@@ -196,23 +207,28 @@ def _as_formulas_see_it(index: Index, ref: str) -> Optional[tuple]:
     return (c.value_text, low, high, c.status, c.formula, int(index.citable(ref)[0]), index.drift(ref))
 
 
+def _verdict_cache(cache_folder: Optional[Path], vocabulary) -> Optional[VerdictCache]:
+    return VerdictCache(cache_folder, vocabulary_digest(vocabulary)) if cache_folder else None
+
+
 def _write(db_path: Path, result: Validation, today: date, fingerprint: str, base: str, reverified: Results,
-           cache_folder: Optional[Path] = None, update: Optional[tuple[set[str], list[str], bool]] = None
-           ) -> BuildResult:
+           cache_folder: Optional[Path] = None, update: Optional[tuple[set[str], list[str], bool]] = None,
+           verdicts: Optional[Verdicts] = None) -> BuildResult:
     """Write a new database (or, with `update` = (reports, files, new day), a copy of the last one with the rows
     of those reports and files replaced, and on a new day the checks' ages refreshed) into a temporary file,
     check it holds the records' claims, rename it over. The verdicts kept in cache_folder are read (and the new
-    ones kept there)."""
-    verdicts = VerdictCache(cache_folder, vocabulary_digest(result.vocabulary)) if cache_folder else None
+    ones kept there); `verdicts`: the records' verdicts, added as they were validated (else made here)."""
+    cache = _verdict_cache(cache_folder, result.vocabulary)
     with atomic.temporary(db_path) as tmp:
         try:
             if update is None:
-                counts = write_database(tmp, result, today, atomic.fs_clock(tmp), reverified, verdicts)
+                counts = write_database(tmp, result, today, atomic.fs_clock(tmp), reverified,
+                                        verdicts if verdicts is not None else Verdicts.of(result, cache))
             else:
                 shutil.copyfile(db_path, tmp)
                 shutil.copymode(db_path, tmp)  # mkstemp made it private; readers of the database need what they had
                 counts = update_database(tmp, result, today, atomic.fs_clock(tmp), *update, reverify=reverified,
-                                         verdict_cache=verdicts)
+                                         verdict_cache=cache)
         except IntegrityError as e:
             raise BuildError(f"{e}; the database was not changed")
         found, stored, total = read.written(tmp, {rec.report.id for rec in result.loaded.records})

@@ -86,3 +86,69 @@ def test_shared_work_gives_every_item_once_in_order_from_both_processes():
         child_items = [r["item"] for r in got if r["pid"] != parent]
         assert child_items and child_items == ITEMS[:len(child_items)]  # the child works from the front
         assert len(child_items) < len(ITEMS) and {r["pid"] for r in got[len(child_items):]} == {parent}
+
+
+def children() -> set[int]:
+    """The processes this one has forked and not yet reaped (Linux: /proc; a fork keeps its parent's name, and so
+    does a zombie, which the programs a build starts do not: the `rm` of kb.db.atomic.replace)."""
+    me = os.getpid()
+    with open(f"/proc/{me}/comm") as f:
+        name = f.read()
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                with open(f"/proc/{entry}/comm") as f:
+                    same = f.read() == name
+            except OSError:
+                continue
+            if int(fields[1]) == me and same:
+                found.add(int(entry))
+    return found
+
+
+def test_items_that_come_one_at_a_time_are_worked_on_from_the_first_ones():
+    """kb build adds each record as it is validated: once `minimum` have come, a child works on them while more
+    come; when that child has taken all of its own, the ones that came since go to another. The result is fn's
+    for every item, in order, each item done once."""
+    parent = os.getpid()
+    ahead = parallel.Ahead(one_each, minimum=10)
+    forked = parallel.can_fork(ITEMS, 10)
+    for i in ITEMS[:9]:
+        ahead.add(i)
+    assert not ahead.batches  # fewer than `minimum`: nothing started yet
+    ahead.add(9)
+    if forked:
+        assert ahead.batches and ahead.batches[0].pid is not None  # the first child began with the tenth item
+    for i in ITEMS[10:]:
+        ahead.add(i)
+    got = ahead.result()
+    assert [r["item"] for r in got] == ITEMS
+    if forked:
+        assert {r["pid"] for r in got[:10]} != {parent}  # the first items' child did some of them
+    assert not children()  # every child has ended and been reaped
+
+
+def test_a_child_working_ahead_that_fails_has_its_items_done_here_and_stopping_leaves_no_child():
+    parent = os.getpid()
+
+    def fails_in_a_child(items):
+        if os.getpid() != parent:
+            os._exit(3)
+        return one_each(items)
+
+    ahead = parallel.Ahead(fails_in_a_child, minimum=10)
+    for i in ITEMS:
+        ahead.add(i)
+    got = ahead.result()
+    assert [r["item"] for r in got] == ITEMS and {r["pid"] for r in got} == {parent}
+
+    stop = threading.Event()
+    slow = parallel.Ahead(lambda items: stop.wait(60) and one_each(items), minimum=10)
+    for i in ITEMS:
+        slow.add(i)
+    slow.close()
+    slow.stop()  # a build that failed: its children are stopped and reaped, not left running
+    assert not children()

@@ -62,3 +62,46 @@ def test_a_cache_file_that_cannot_be_read_is_a_miss_not_an_error(tmp_path):
         p.write_text("{not json")
     build(claims, tmp_path / "again.db", today=TODAY, force=True, cache=cache)
     assert verdict_table(tmp_path / "again.db") == verdict_table(tmp_path / "first.db")
+
+
+def test_a_large_cold_build_audits_while_it_validates_and_stores_what_auditing_after_gives(tmp_path):
+    """At 40 records and more, a cold build starts auditing records in forked children as soon as they are
+    validated (kb.parallel.Ahead); the verdicts it stores are those of auditing every record afterwards, here."""
+    import sys
+
+    from conftest import ROOT
+    from kb.pipeline import validate_kb
+    from kb.providers import providers
+
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.generate import generate
+
+    c = generate(tmp_path / "claims", reports=90, claims=12, seed=11, today=TODAY)
+    build(c.folder, tmp_path / "kb.db", today=TODAY, force=True, cache=tmp_path / "empty")
+    validation = validate_kb(c.folder, today=TODAY)
+    expected = sorted((row["report"], row["omission"], row["status"], name)
+                      for name, provider in providers() for row in provider(validation))
+    stored = sorted((report, omission, audited, provider) for report, omission, _, audited, _, _, _, provider
+                    in verdict_table(tmp_path / "kb.db"))
+    assert len(stored) == 90 * 5 and stored == expected
+
+
+def test_a_build_that_fails_after_auditing_began_leaves_no_process_behind(tmp_path):
+    import sys
+
+    from conftest import ROOT
+    from kb.store import BuildError
+    from test_parallel import children
+
+    sys.path.insert(0, str(ROOT))
+    from benchmarks.generate import generate
+
+    c = generate(tmp_path / "claims", reports=90, claims=12, seed=11, today=TODAY)
+    last = sorted(c.folder.glob("[!_]*.yaml"))[-1]
+    last.write_text(last.read_text().replace("claims:", "claims: [", 1))  # read last, after auditing began
+    try:
+        build(c.folder, tmp_path / "kb.db", today=TODAY, force=True, cache=tmp_path / "empty")
+        raise AssertionError("the build should fail")
+    except BuildError:
+        pass
+    assert not children() and not (tmp_path / "kb.db").exists()

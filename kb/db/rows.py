@@ -5,13 +5,14 @@ columns (tests/test_schema.py)."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from datetime import date
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Optional
 
 from .. import graph, parallel, providers
 from ..cite import Index, citation, figure
+from ..load import LoadResult
+from ..pipeline import Validation
 from ..snapshot import relative_name, trusted_stamp
 from ..units import index as unit_index
 from . import checksum
@@ -20,50 +21,75 @@ from . import checksum
 class Verdicts:
     """Every report × omission: the declared judgement next to each provider's verdict. With a cache
     (kb.verdict_cache), a record whose provider, vocabulary and bytes are unchanged reads its verdicts from it;
-    the provider audits only the others. `ahead`: start auditing them at once in a child process
-    (kb.parallel.Shared), which works through them while this process writes the other tables; this process
-    joins in from the other end when the rows are asked for. Otherwise they are audited when the rows are asked
-    for, half of them on the second core."""
+    the providers audit only the others. Records are added one at a time (add), as they are validated; with
+    `ahead`, auditing them starts at once in forked children (kb.parallel.Ahead), which work through them while
+    this process validates the rest and writes the other tables, and this process joins in when the rows are
+    asked for. Otherwise they are audited when the rows are asked for, half of them on the second core."""
 
-    def __init__(self, result, cache=None, ahead: bool = False):
-        self.result, self.cache = result, cache
+    def __init__(self, vocabulary, cache=None, ahead: bool = False):
+        self.vocabulary, self.cache, self.ahead = vocabulary, cache, ahead
         versions = providers.versions() if cache is not None else {}
         self.jobs = []
         for name, provider in providers.providers():
-            found: dict[str, list[dict]] = {}
-            keys: dict[str, str] = {}
-            todo = []
-            for rec in result.loaded.records:
-                if cache is not None and rec.digest:
-                    keys[rec.report.id] = cache.key(versions[name], rec.digest)
-                    rows = cache.get(name, keys[rec.report.id])
-                    if rows is not None:
-                        found[rec.report.id] = rows
-                        continue
-                todo.append(rec)
             audit = self._auditor(provider)
-            shared = parallel.Shared(audit, todo) if ahead and todo else None
-            self.jobs.append((name, audit, found, keys, todo, shared))
+            job = {"name": name, "audit": audit, "version": versions.get(name), "found": {}, "keys": {},
+                   "todo": [], "ahead": parallel.Ahead(audit) if ahead else None}
+            self.jobs.append(job)
+
+    @classmethod
+    def of(cls, result, cache=None) -> "Verdicts":
+        """For the records of a validation, all at once."""
+        verdicts = cls(result.vocabulary, cache)
+        for rec in result.loaded.records:
+            verdicts.add(rec)
+        return verdicts
+
+    def add(self, rec) -> None:
+        for job in self.jobs:
+            if self.cache is not None and rec.digest:
+                key = job["keys"][rec.report.id] = self.cache.key(job["version"], rec.digest)
+                rows = self.cache.get(job["name"], key)
+                if rows is not None:
+                    job["found"][rec.report.id] = rows
+                    continue
+            job["todo"].append(rec)
+            if job["ahead"] is not None:
+                job["ahead"].add(rec)
+
+    def close(self) -> None:
+        """No more records will be added: auditing ahead starts on the last ones."""
+        for job in self.jobs:
+            if job["ahead"] is not None:
+                job["ahead"].close()
+
+    def stop(self) -> None:
+        """Stop auditing ahead (the build failed)."""
+        for job in self.jobs:
+            if job["ahead"] is not None:
+                job["ahead"].stop()
 
     def _auditor(self, provider):
-        result = self.result
+        vocabulary = self.vocabulary
 
         def audit(some) -> list[dict]:
-            return list(provider(replace(result, loaded=replace(result.loaded, records=list(some)))))
+            # a provider reads the validation's vocabulary and records
+            return list(provider(Validation(LoadResult(records=list(some)), None, vocabulary, [])))
         return audit
 
-    def rows(self) -> Iterable[dict]:
-        result = self.result
+    def rows(self, result) -> Iterable[dict]:
+        """The rows for the records of `result`, the validation the records added were part of."""
         declared = {(rec.report.id, o): d.status for rec in result.loaded.records
                     for o, d in rec.report.disclosures.items()}
-        for name, audit, found, keys, todo, shared in self.jobs:
+        for job in self.jobs:
+            found, todo = job["found"], job["todo"]
             if todo:
                 fresh: dict[str, list[dict]] = {rec.report.id: [] for rec in todo}
-                for row in shared.result() if shared else parallel.in_two(audit, todo):
+                ahead = job["ahead"]
+                for row in ahead.result() if ahead is not None else parallel.in_two(job["audit"], todo):
                     fresh[row["report"]].append(row)
                 for report, rows in fresh.items():
-                    if report in keys:
-                        self.cache.put(name, keys[report], rows)
+                    if report in job["keys"]:
+                        self.cache.put(job["name"], job["keys"][report], rows)
                 found.update(fresh)
             for rec in result.loaded.records:
                 for row in found[rec.report.id]:
@@ -72,7 +98,7 @@ class Verdicts:
                            "audited": row["status"],
                            "agree": None if key not in declared else int(declared[key] == row["status"]),
                            "evidence": json.dumps([f"{x}" for x in row.get("evidence", [])]),
-                           "missing": json.dumps(row.get("missing", [])), "provider": name}
+                           "missing": json.dumps(row.get("missing", [])), "provider": job["name"]}
 
 
 def chart_points(result) -> Iterable[dict]:
@@ -96,13 +122,13 @@ def chart_points(result) -> Iterable[dict]:
 
 
 def table_rows(result, today: date, fs_now_ns: int, reverify=None, verdict_cache=None,
-               verdicts_ahead: bool = False) -> dict[str, Callable[[], Iterable[dict]]]:
+               verdicts: Optional[Verdicts] = None) -> dict[str, Callable[[], Iterable[dict]]]:
     """For every table, a function giving its rows for the validated records (and the vocabulary). `fs_now_ns`
     is the file system's time now (kb.db.atomic.fs_clock), for the record files' stamps; `reverify` the last kb
     reverify results (kb.reverify.Results), if any; `verdict_cache` the verdicts kept between builds
-    (kb.verdict_cache.VerdictCache), if any; `verdicts_ahead`: start auditing at once, in a child process, while
-    the other tables are written (Verdicts)."""
-    verdicts = Verdicts(result, verdict_cache, verdicts_ahead)
+    (kb.verdict_cache.VerdictCache), if any; `verdicts`: the Verdicts the records were added to as they were
+    validated (else made here, from verdict_cache)."""
+    verdicts = verdicts if verdicts is not None else Verdicts.of(result, verdict_cache)
     vocabulary = result.vocabulary
     checked = result.checked
     records = result.loaded.records
@@ -212,7 +238,7 @@ def table_rows(result, today: date, fs_now_ns: int, reverify=None, verdict_cache
 
     return {"reports": reports, "sources": sources, "patterns": patterns, "omissions": omissions,
             "claims": claims, "claim_patterns": claim_patterns, "claim_topics": claim_topics,
-            "disclosures": disclosures, "verdicts": verdicts.rows,
+            "disclosures": disclosures, "verdicts": lambda: verdicts.rows(result),
             "graph_nodes": lambda: graph.rows(result, "node"), "graph_edges": lambda: graph.rows(result, "edge"),
             "charts": charts, "chart_points": lambda: chart_points(result), "_files": files,
             "derived_checks": derived_checks, "reverify": reverified}

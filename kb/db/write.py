@@ -7,10 +7,10 @@ import json
 import sqlite3
 from datetime import date
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Optional
 
 from . import schema
-from .rows import table_rows
+from .rows import Verdicts, table_rows
 
 # What an update deletes, children before parents (foreign keys are enforced as it goes).
 _REPORT_ROWS = ["reverify", "claim_patterns", "claim_topics", "chart_points", "derived_checks", "verdicts",
@@ -31,32 +31,37 @@ def _insert(conn: sqlite3.Connection, name: str, rows: Iterable[dict]) -> int:
 
 
 def write_database(path: Path, result, today: date, fs_now_ns: int, reverify=None,
-                   verdict_cache=None) -> dict[str, int]:
-    """Write every table, index and view into a fresh database at path (with the last kb reverify results, and
-    the verdicts kept between builds, if any). Returns row counts per table."""
+                   verdicts: Optional[Verdicts] = None) -> dict[str, int]:
+    """Write every table, index and view into a fresh database at path (with the last kb reverify results, if
+    any, and the records' verdicts: kb.db.rows.Verdicts). Returns row counts per table."""
     import sqlite_utils
 
-    # the verdicts are audited in a child process while the other tables are written, the verdicts table last
-    rows = table_rows(result, today, fs_now_ns, reverify, verdict_cache, verdicts_ahead=True)
+    # the verdicts may be audited in child processes while the rest is written: their table comes last
+    rows = table_rows(result, today, fs_now_ns, reverify, verdicts=verdicts)
     counts: dict[str, int] = {}
     db = sqlite_utils.Database(path, recreate=True)
     db.execute("pragma journal_mode = off")
     db.execute("pragma synchronous = off")
     db.execute("pragma foreign_keys = on")
     # No transaction or journal is needed for atomicity: nobody sees this file until it is renamed.
-    for t in sorted(schema.TABLES, key=lambda t: t.name == "verdicts"):  # nothing refers to verdicts
+    def write(t: schema.Table) -> None:
         db[t.name].create(t.types, pk=t.pk, foreign_keys=t.foreign_keys or None,
                           not_null=set([t.pk] if isinstance(t.pk, str) else t.pk))
         with db.conn:
             counts[t.name] = _insert(db.conn, t.name, rows[t.name]())
         for columns in t.indexes:
             db[t.name].create_index(list(columns), if_not_exists=True)
+
+    for t in schema.TABLES:
+        if t.name != "verdicts":  # nothing refers to verdicts
+            write(t)
     db.create_view("omission_matrix", schema.omission_matrix_sql(result.vocabulary.omission_ids))
     for name, sql in schema.VIEWS.items():
         db.create_view(name, sql)
     for t in schema.TABLES:
         if t.fts:
             db[t.name].enable_fts(list(t.fts), tokenize="porter")
+    write(schema.table("verdicts"))
     violations = list(db.execute("pragma foreign_key_check").fetchall())
     if violations:
         raise IntegrityError(f"foreign keys do not hold in the written database: {violations[:5]}")
