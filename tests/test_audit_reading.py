@@ -196,6 +196,40 @@ def test_clauses_and_negations_are_found_as_the_plain_patterns_find_them():
         assert (found is not None) == (rules._NEGATION.search(" ".join(text.split())) is not None), repr(text[:80])
 
 
+def test_a_word_is_negated_exactly_when_its_clause_has_a_negation_among_the_five_words_before_it():
+    """The rule, read plainly: the last five words before the cue, in its clause (up to 400 characters back),
+    hold a negation. The auditor finds clauses, words' starts and negations its faster ways; the answer is the
+    plain rule's for every word of the labelled texts and of seeded strings."""
+    import random
+    import re
+    from bisect import bisect_right
+    from pathlib import Path
+
+    from auditor import rules
+    from auditor.units import Unit
+    from auditor.words import offsets, read_words
+
+    plain_clause = re.compile(r"[;:.!?()\u2014]|,\s+(?:but|while|although|though|whereas)\b|\bbut\b")
+    rng = random.Random(13)
+    pieces = [" ", " ", ", ", ". ", "; ", "\n", "(", "but ", ", but ", "not ", "cannot", "knot ", "no", "don't ",
+              "rather\nthan ", "instead of ", "without", "a" * 90 + " ", "https://x.org/not ", "é", "restart ",
+              "checked ", "runs ", "NOT ", "ſ", "zero"]
+    texts = [p.read_text(encoding="utf-8") for p in (Path(__file__).parent / "audit_labelled" / "texts").glob("*")]
+    texts = [t for text in texts for t in text.split("\n\n")]  # paragraphs, as units are read
+    texts += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 40))) for _ in range(3000)]
+    texts.append("knot " + "b" * 395 + " restart")
+    for text in texts:
+        stems, low, found = read_words(text)
+        u = Unit(text, words=stems, _read=(low, found))
+        memo = {"low": rules.lowered(text)}
+        ends = [m.end() for m in plain_clause.finditer(text)]
+        for at, start in enumerate(offsets(low, found)):
+            i = bisect_right(ends, start)
+            prefix = text[max(ends[i - 1] if i else 0, start - 400):start]
+            plain = bool(rules._NEGATION.search(" ".join(prefix.split()[-5:])))
+            assert rules.Rulebook._negated(u, at, memo) == plain, (text[:80], at)
+
+
 def test_candidate_values_listed_together_are_a_range():
     assert ("range", "1e-4, 3e-4 and 6e-4") in [(f.kind, f.text) for f in FIGURES.read(
         "we tried learning rates of 1e-4, 3e-4 and 6e-4")]
