@@ -218,7 +218,8 @@ def load_file(path: Union[str, Path], display: Optional[str] = None, fast: bool 
         result.problems.append(Problem(name, codes.NOT_A_MAPPING, f"a record is a mapping of fields, got "
                                                                   f"{_kind_of(data)}", line, col))
         return result
-    report, problems, bad = validate_record(data, name, positions)
+    # a value left as a placeholder holds a "<", written so or escaped: most files have neither
+    report, problems, bad = validate_record(data, name, positions, placeholders="<" in text or "\\" in text)
     result.problems += problems
     if report is not None:
         loaded = Loaded(name, report, positions, digest, stamp, frozenset(bad))
@@ -242,11 +243,13 @@ def _placeholders(data: Any, loc: Loc = ()) -> Iterable[tuple[Loc, str]]:
         yield loc, data
 
 
-def validate_record(data: dict, name: str, positions) -> tuple[Optional[Report], list[Problem], set[Loc]]:
+def validate_record(data: dict, name: str, positions, placeholders: bool = True
+                    ) -> tuple[Optional[Report], list[Problem], set[Loc]]:
     """The record, the problems of its values, and where they are. Values left as the template's placeholders
     and values that are not valid are reported, then replaced by stand-ins until the rest validates, so that the
     checks can report the file's other problems too (the record comes back salvaged: see Loaded.salvaged).
-    Returns no record only when no stand-ins make it valid."""
+    Returns no record only when no stand-ins make it valid. `placeholders`: False when the file's text shows
+    that none of its values can be one."""
     problems: list[Problem] = []
     bad: set[Loc] = set()
     work = data  # copied before the first stand-in: most records need none, and copying was a tenth of reading
@@ -258,7 +261,7 @@ def validate_record(data: dict, name: str, positions) -> tuple[Optional[Report],
             work, copied = copy.deepcopy(work), True
         _stand_in(work, loc, kind)
 
-    for loc, value in _placeholders(data):
+    for loc, value in _placeholders(data) if placeholders else ():
         line, col = positions.find(loc)
         problems.append(Problem(name, codes.PLACEHOLDER, f"{shown(value)} is a placeholder from the template: replace it with the "
                                       f"record's own value, or delete the field if it is optional", line, col,

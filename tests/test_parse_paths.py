@@ -434,3 +434,15 @@ def test_positions_of_a_file_not_kept_in_memory_are_read_again_from_the_file(tmp
     changed = yaml12.FilePositions(path, digest, kept.top())
     assert changed.find(("claims", 2, "formula")) == (None, None)
     assert changed.find(("title",)) == kept.find(("title",))  # the top-level fields' positions were kept
+
+
+def test_a_quoted_key_is_found_where_its_pattern_finds_it():
+    """A quoted key sends a file to libyaml; it is looked for with str.find (a long text's many quotes made the
+    pattern slow), at the same places as the pattern, on every record and on seeded strings."""
+    rng = random.Random(17)
+    pieces = ["'", '"', ":", " ", "\n", "a", "':", '":', "x: y"]
+    texts = [p.read_text(encoding="utf-8") for p in sorted(CLAIMS.glob("*.yaml")) + sorted(REAL_CLAIMS.glob("*.yaml"))]
+    texts += ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 12))) for _ in range(5000)]
+    for text in texts:
+        m = fastyaml._QUOTED_KEY.search(text)
+        assert fastyaml._quoted_key(text) == (m.end() if m else None), repr(text)

@@ -342,3 +342,14 @@ def test_record_files_are_the_yaml_files_of_a_folder_in_path_order(tmp_path):
     got = [p.relative_to(root).as_posix() for p in record_files(root)]
     assert got == ["a.yml", "b/c/deep.yaml", "b/m.yaml", "dangling.yaml", "link.yaml", "loop.yaml", "z.yaml"]
     assert record_files(root / "z.yaml") == [root / "z.yaml"]
+
+
+@pytest.mark.parametrize("title", ['"<the report\'s own title>"', '"\\x3cthe report\'s own title\\x3e"',
+                                   '"\\u003cthe report\'s own title>"'])
+def test_a_placeholder_is_found_however_its_angle_brackets_are_written(kb, write, kb_dir, title):
+    """A file whose text has neither "<" nor a backslash cannot hold a placeholder, and is not searched for one;
+    an escaped bracket still makes one."""
+    write(GOOD.replace("title: An Example Training Report", f"title: {title}"))
+    r = kb("validate", "--claims", kb_dir, "--format", "json")
+    assert r.exit_code == 1
+    assert "is a placeholder from the template" in r.stdout
