@@ -302,11 +302,10 @@ class KnowledgeBase:
             summaries, table = snapshot.summaries(), {}
             records = [rec for rec in (snapshot.read(relative_name(p, snapshot.claims_dir)) for p in snapshot.changed)
                        if rec is not None]
-        auditor = Auditor(vocabulary)
         for rec in records:
             if not (rec.report.disclosures or rec.report.models):
                 continue  # not a training report (an article about reports): no part of any cohort
-            audited = auditor.record(rec.report)
+            audited = _auditor_for(vocabulary).record(rec.report)
             table[rec.report.id] = {
                 o: (rec.report.disclosures[o].status if o in rec.report.disclosures else audited[o].status)
                 for o in vocabulary.omission_ids
@@ -407,7 +406,7 @@ def audit_paths(paths: Iterable[Union[str, Path]], claims_dir: Union[str, Path, 
     today = clock.today(today)
     kb = KnowledgeBase.load(claims_dir, db)
     max_age = max_age if max_age is not None else kb.vocabulary.stale_after_days
-    auditor = Auditor(kb.vocabulary)
+    auditor = _auditor_for(kb.vocabulary)
     out: list[Union[Audit, InputError]] = []
     for p in map(Path, paths):
         try:
@@ -434,7 +433,7 @@ _last_auditor: Optional[Auditor] = None
 
 def _auditor_for(vocabulary: Vocabulary) -> Auditor:
     """One Auditor per vocabulary (making one builds its rulebook, ~3 ms): a build asks for the verdicts of one
-    report at a time (kb.parallel.Shared)."""
+    report at a time (kb.parallel.Shared), and `audit` for those of the changed records, then of its files."""
     global _last_auditor
     if _last_auditor is None or _last_auditor.vocabulary is not vocabulary:
         _last_auditor = Auditor(vocabulary)
