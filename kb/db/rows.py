@@ -27,7 +27,7 @@ class Verdicts:
     asked for. Otherwise they are audited when the rows are asked for, half of them on the second core."""
 
     def __init__(self, vocabulary, cache=None, ahead: bool = False):
-        self.vocabulary, self.cache, self.ahead = vocabulary, cache, ahead
+        self.vocabulary, self.cache = vocabulary, cache
         versions = providers.versions() if cache is not None else {}
         self.jobs = []
         for name, provider in providers.providers():
