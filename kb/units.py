@@ -32,6 +32,7 @@ class UnitIndex:
 
     def __init__(self, vocabulary: Vocabulary):
         self._typos: dict[str, Optional[str]] = {}
+        self._normalized: dict[str, Optional[Normalized]] = {}  # a knowledge base repeats its units
         self.names: dict[str, tuple[str, str, float]] = {}
         self.ranges: dict[str, tuple[Optional[float], Optional[float]]] = {}
         for u in vocabulary.units:
@@ -50,6 +51,15 @@ class UnitIndex:
     def normalize(self, unit: Optional[str]) -> Optional[Normalized]:
         if not unit:
             return None
+        try:
+            return self._normalized[unit]
+        except KeyError:
+            found = self._normalize(unit)
+            if len(self._normalized) < 100_000:
+                self._normalized[unit] = found
+            return found
+
+    def _normalize(self, unit: str) -> Optional[Normalized]:
         text = " ".join(unit.split())
         scale = 1.0
         first, _, rest = text.partition(" ")
