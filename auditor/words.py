@@ -53,16 +53,10 @@ def lowered(text: str, low: Optional[str] = None) -> Optional[str]:
     return low if len(low) == len(text) and not _CASE_BLIND_ODD.search(text) else None
 
 
-def spans(text: str) -> list[tuple[str, int, int]]:
-    """(stem, start, end) of each word of the text (read_words)."""
-    stems, low, found = read_words(text)
-    return [(w, a, a + len(f)) for w, f, a in zip(stems, found, offsets(low, found))]
-
-
 def read_words(text: str) -> tuple[list[str], str, list[str]]:
     """The text's words: lowercased, a hyphenated word joined ("re-started" is "restarted"), stemmed. A web address
-    has no words ("arxiv.org/abs/..." names no dataset). With them, what offsets() needs to tell where each starts,
-    which few units are asked: the lowercased text read, and the words as found in it."""
+    has no words ("arxiv.org/abs/..." names no dataset). With them, what offsets() needs to tell where each starts
+    (asked only where a negation is looked for): the lowercased text read, and the words as found in it."""
     low = text.lower()
     if "://" in low or "www." in low:
         low = _URL.sub(lambda m: " " * len(m.group()), low)
