@@ -13,8 +13,6 @@ from typing import Any, Optional
 import snowballstemmer
 
 _STEMMER = snowballstemmer.stemmer("english")
-# a hyphen or soft hyphen inside a word joins it ("re-started", "fine-tuned", "13-gram", "GPU-hours")
-_JOIN = re.compile(r"(?<=[A-Za-z0-9])[-\u00ad\u2010\u2011](?=[A-Za-z0-9])")
 
 
 _STEMS: dict[str, str] = {}  # a plain dict: lru_cache's call took a quarter of reading a unit's words
@@ -70,6 +68,7 @@ def read_words(text: str) -> tuple[list[str], str, list[str]]:
     return stem_all(words), low, found
 
 
+# a hyphen or soft hyphen inside a word joins it ("re-started", "fine-tuned", "13-gram", "GPU-hours")
 _HYPHENS = str.maketrans("", "", "-\u00ad\u2010\u2011")
 
 
