@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from .words import lowered, stem, stem_all
+from .words import lowered, matches_at_word_starts, stem, stem_all
 
 _WORD_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
                  "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40,
@@ -27,11 +27,9 @@ _NOT_FIGURE_FORMS = [r"\[\d+(?:\s*[,–-]\s*\d+)*\]", r"<sup>.*?</sup>", r"\$\^\
     word + _NUMBERED for word in ("sec(?:tion)?s?", "tables?", "fig(?:ure)?s?", "appendix", "app", "eq(?:uation)?",
                                   "chapter", "step")] + ["19" + _YEAR, "20" + _YEAR]
 _NOT_FIGURES = re.compile("|".join(("" if f[0] in "\\<$§" else r"\b") + f for f in _NOT_FIGURE_FORMS), re.IGNORECASE)
-# The same forms for lowercased text (lowered), without the word boundary before them, which _masked checks: every
-# form then starts with a character, which the regular expression engine looks for before trying any form (four
-# times sooner on a long text).
+# The same forms for lowercased text (lowered), without the word boundary before them: matches_at_word_starts
+# checks it (four times sooner on a long text).
 _NOT_FIGURES_LOWER = re.compile("|".join(_NOT_FIGURE_FORMS))
-_WORD_CHAR = re.compile(r"\w")
 _NUMBER = re.compile(
     r"(?<![\w.])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:\s?[eE]\s?[-−+]?\d+)?"
     r"|\d+(?:\.\d+)?\s?(?:×|x|\\times)\s?10\s?\^?\s?\{?[-−]?\d+\}?)"
@@ -115,7 +113,8 @@ def _masked(text: str) -> tuple[str, str]:
     the lowercased text where it keeps the offsets: the case-blind pattern took twice as long."""
     low = text.lower()
     aligned = lowered(text, low)
-    found = _not_figures(aligned) if aligned is not None else [m.span() for m in _NOT_FIGURES.finditer(text)]
+    found = (matches_at_word_starts(_NOT_FIGURES_LOWER, aligned) if aligned is not None
+             else [m.span() for m in _NOT_FIGURES.finditer(text)])
     if not found:
         return text, low
     pieces, lows, last = [], [], 0
@@ -127,21 +126,6 @@ def _masked(text: str) -> tuple[str, str]:
     lows.append(low[last:])
     masked = "".join(pieces)
     return masked, ("".join(lows) if aligned is not None else masked.lower())
-
-
-def _not_figures(low: str) -> list[tuple[int, int]]:
-    """Where _NOT_FIGURES finds in `low` (lowered text), found with _NOT_FIGURES_LOWER: a form that starts with a
-    letter or digit inside a word is no match, and the search goes on from the next character."""
-    out, at = [], 0
-    search = _NOT_FIGURES_LOWER.search
-    while (m := search(low, at)) is not None:
-        a = m.start()
-        if a and low[a] not in "[<$§" and _WORD_CHAR.match(low, a - 1):
-            at = a + 1
-            continue
-        out.append(m.span())
-        at = m.end()
-    return out
 
 
 class FigureReader:
@@ -182,13 +166,16 @@ class FigureReader:
         taken = [(f.start, f.end) for f in out]
         # the words around each number, lowercased: from `low` where it keeps the offsets (only letters and digits
         # of ASCII count, and lowercasing a slice gives them as lowercasing the whole did)
-        lows = low if len(low) == len(masked) else _Lowering(masked)
+        aligned = len(low) == len(masked)
+
+        def lowered_slice(a: int, b: int) -> str:
+            return low[a:b] if aligned else masked[a:b].lower()
         for m in numbers(masked, low):
             if taken and any(a <= m.start() < b for a, b in taken):
                 continue
             value = _value(m)
-            after = _typing_words(lows[m.end():m.end() + 40])[:4]
-            before = _typing_words(lows[max(0, m.start() - 40):m.start()])[-4:]
+            after = _typing_words(lowered_slice(m.end(), m.end() + 40))[:4]
+            before = _typing_words(lowered_slice(max(0, m.start() - 40), m.start()))[-4:]
             kind, typed_by = self._kind(m, value, after, before, masked)
             if kind is None:
                 continue
@@ -289,13 +276,3 @@ def _words(text: str) -> list[str]:
 
 def _typing_words(low: str) -> list[str]:
     return stem_all(_TYPING_WORD.findall(low.replace("-", "")))
-
-
-class _Lowering:
-    """Slices of a text, lowercased: for a text whose lowercasing moves the offsets."""
-
-    def __init__(self, text: str):
-        self.text = text
-
-    def __getitem__(self, where: slice) -> str:
-        return self.text[where].lower()

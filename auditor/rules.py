@@ -20,7 +20,7 @@ from kb.model import Omission, OmissionPart, Vocabulary
 
 from .figures import Figure
 from .units import Unit
-from .words import Phrase, PhraseIndex, lowered, phrase, tokens
+from .words import Phrase, PhraseIndex, lowered, matches_at_word_starts, phrase, tokens
 
 LEVELS = {"absent": 0, "partial": 1, "disclosed": 2}
 _NEGATION = re.compile(r"\b(?:no|not|never|without|none|neither|nor|cannot|nothing|lack(?:s|ing)?|absence of|"
@@ -29,23 +29,13 @@ _NEGATION_LOWER = re.compile(_NEGATION.pattern)  # for lowercased text (auditor.
 # Whether a text has a negation anywhere, where a clause's last five words would be joined by one space each
 _NEGATION_ANY = re.compile(_NEGATION.pattern.replace(" ", r"\s+"), re.IGNORECASE)
 _NEGATION_ANY_LOWER = re.compile(_NEGATION_ANY.pattern)
-# A clause ends at these; "but" starts a word, which _clause_ends checks apart: every form then starts with a
-# character, which the regular expression engine looks for before trying any form (twice as soon on a long text).
+# A clause ends at these; "but" starts a word ("contribute" has none), which matches_at_word_starts checks (twice
+# as soon on a long text as a \b in the pattern).
 _CLAUSE = re.compile(r"[;:.!?()\u2014]|,\s+(?:but|while|although|though|whereas)\b|but\b")
-_WORD_CHAR = re.compile(r"\w")
 
 
 def _clause_ends(text: str) -> list[int]:
-    out, at = [], 0
-    search = _CLAUSE.search
-    while (m := search(text, at)) is not None:
-        a = m.start()
-        if a and text[a] == "b" and _WORD_CHAR.match(text, a - 1):
-            at = a + 1  # "but" inside a word ("contribute")
-            continue
-        out.append(m.end())
-        at = m.end()
-    return out
+    return [end for _, end in matches_at_word_starts(_CLAUSE, text)]
 
 
 @dataclass
