@@ -35,7 +35,7 @@ import json
 import os
 import re
 from contextlib import contextmanager
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 from .yaml12 import MAX_NODES, LazyPositions, Positions, could_exceed, parse_yaml
 
@@ -156,15 +156,8 @@ def _check_text(text: str, src: str) -> None:
     if odd:
         at = text.find(odd.group())
         raise _Declined(f"character U+{ord(odd.group()):04X} at line {_line(src, at + 1)}")
-    for rule, what in ((_DOCUMENT, "a document marker or directive"), (_DEEP, "indented 24 columns or more"),
-                       *((closer, "a value that starts with ], } or ,") for closer in _CLOSERS_AT_START),
-                       (_ESCAPED_NUMBER, "a character escaped by its number"), (_QUOTED_KEY, "a quoted key"),
-                       (_LONG_KEY, "a colon past column 1024 (libyaml refuses a key so long; rapidyaml takes it)")):
-        if rule is _QUOTED_KEY:
-            end = _quoted_key(src)
-        else:
-            odd = rule.search(src)
-            end = odd.end() if odd else None
+    for first_end, what in _TEXT_RULES:
+        end = first_end(src)
         if end is not None:
             raise _Declined(f"{what} at line {_line(src, end - 1)}")
     maps: list[tuple[int, int]] = []  # where the simple mappings in brackets are (their lists are checked there)
@@ -204,6 +197,17 @@ def _quoted_key(src: str) -> Optional[int]:
         if at >= 0 and (first is None or at < first):
             first = at
     return None if first is None else first + 2
+
+
+def _end_of(pattern: re.Pattern) -> Callable[[str], Optional[int]]:
+    return lambda src: m.end() if (m := pattern.search(src)) else None
+
+
+# What sends a file to libyaml, found in its text: each rule gives where its first match ends (or None).
+_TEXT_RULES = ((_end_of(_DOCUMENT), "a document marker or directive"), (_end_of(_DEEP), "indented 24 columns or more"),
+               *((_end_of(closer), "a value that starts with ], } or ,") for closer in _CLOSERS_AT_START),
+               (_end_of(_ESCAPED_NUMBER), "a character escaped by its number"), (_quoted_key, "a quoted key"),
+               (_end_of(_LONG_KEY), "a colon past column 1024 (libyaml refuses a key so long; rapidyaml takes it)"))
 
 
 def _indicators(src: str):

@@ -216,19 +216,17 @@ def _write(db_path: Path, result: Validation, today: date, fingerprint: str, bas
            verdicts: Optional[Verdicts] = None) -> BuildResult:
     """Write a new database (or, with `update` = (reports, files, new day), a copy of the last one with the rows
     of those reports and files replaced, and on a new day the checks' ages refreshed) into a temporary file,
-    check it holds the records' claims, rename it over. The verdicts kept in cache_folder are read (and the new
-    ones kept there); `verdicts`: the records' verdicts, added as they were validated (else made here)."""
-    cache = _verdict_cache(cache_folder, result.vocabulary)
+    check it holds the records' claims, rename it over. `verdicts`: for a new database, the records' verdicts
+    (kb.db.rows.Verdicts, with the cache in cache_folder); an update reads and keeps them in cache_folder itself."""
     with atomic.temporary(db_path) as tmp:
         try:
             if update is None:
-                counts = write_database(tmp, result, today, atomic.fs_clock(tmp), reverified,
-                                        verdicts if verdicts is not None else Verdicts.of(result, cache))
+                counts = write_database(tmp, result, today, atomic.fs_clock(tmp), reverified, verdicts)
             else:
                 shutil.copyfile(db_path, tmp)
                 shutil.copymode(db_path, tmp)  # mkstemp made it private; readers of the database need what they had
                 counts = update_database(tmp, result, today, atomic.fs_clock(tmp), *update, reverify=reverified,
-                                         verdict_cache=cache)
+                                         verdict_cache=_verdict_cache(cache_folder, result.vocabulary))
         except IntegrityError as e:
             raise BuildError(f"{e}; the database was not changed")
         found, stored, total = read.written(tmp, {rec.report.id for rec in result.loaded.records})

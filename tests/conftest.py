@@ -80,3 +80,24 @@ def replace(text: str, old: str, new: str, count: int = 1) -> str:
     """text with old replaced by new, failing loudly if old is not there (so a test never breaks silently)."""
     assert old in text, f"{old!r} not in the record"
     return text.replace(old, new, count)
+
+
+def children() -> set[int]:
+    """The processes this one has forked and not yet reaped (Linux: /proc; a fork keeps its parent's name, and so
+    does a zombie, which the programs a build starts do not: the `rm` of kb.db.atomic.replace)."""
+    me = os.getpid()
+    with open(f"/proc/{me}/comm") as f:
+        name = f.read()
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                with open(f"/proc/{entry}/comm") as f:
+                    same = f.read() == name
+            except OSError:
+                continue
+            if int(fields[1]) == me and same:
+                found.add(int(entry))
+    return found

@@ -8,6 +8,7 @@ import threading
 
 import pytest
 
+from conftest import children
 from kb import parallel
 
 ITEMS = list(range(100))
@@ -86,27 +87,6 @@ def test_shared_work_gives_every_item_once_in_order_from_both_processes():
         child_items = [r["item"] for r in got if r["pid"] != parent]
         assert child_items and child_items == ITEMS[:len(child_items)]  # the child works from the front
         assert len(child_items) < len(ITEMS) and {r["pid"] for r in got[len(child_items):]} == {parent}
-
-
-def children() -> set[int]:
-    """The processes this one has forked and not yet reaped (Linux: /proc; a fork keeps its parent's name, and so
-    does a zombie, which the programs a build starts do not: the `rm` of kb.db.atomic.replace)."""
-    me = os.getpid()
-    with open(f"/proc/{me}/comm") as f:
-        name = f.read()
-    found = set()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-                with open(f"/proc/{entry}/comm") as f:
-                    same = f.read() == name
-            except OSError:
-                continue
-            if int(fields[1]) == me and same:
-                found.add(int(entry))
-    return found
 
 
 def test_items_that_come_one_at_a_time_are_worked_on_from_the_first_ones():

@@ -5,10 +5,18 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+import sys
 from pathlib import Path
 
-from conftest import CLAIMS, TODAY
-from kb.store import build
+import pytest
+
+from conftest import CLAIMS, ROOT, TODAY, children
+from kb.pipeline import validate_kb
+from kb.providers import providers
+from kb.store import BuildError, build
+
+sys.path.insert(0, str(ROOT))
+from benchmarks.generate import generate  # noqa: E402
 
 
 def verdict_table(db: Path) -> list:
@@ -67,15 +75,6 @@ def test_a_cache_file_that_cannot_be_read_is_a_miss_not_an_error(tmp_path):
 def test_a_large_cold_build_audits_while_it_validates_and_stores_what_auditing_after_gives(tmp_path):
     """At 40 records and more, a cold build starts auditing records in forked children as soon as they are
     validated (kb.parallel.Ahead); the verdicts it stores are those of auditing every record afterwards, here."""
-    import sys
-
-    from conftest import ROOT
-    from kb.pipeline import validate_kb
-    from kb.providers import providers
-
-    sys.path.insert(0, str(ROOT))
-    from benchmarks.generate import generate
-
     c = generate(tmp_path / "claims", reports=90, claims=12, seed=11, today=TODAY)
     build(c.folder, tmp_path / "kb.db", today=TODAY, force=True, cache=tmp_path / "empty")
     validation = validate_kb(c.folder, today=TODAY)
@@ -87,21 +86,9 @@ def test_a_large_cold_build_audits_while_it_validates_and_stores_what_auditing_a
 
 
 def test_a_build_that_fails_after_auditing_began_leaves_no_process_behind(tmp_path):
-    import sys
-
-    from conftest import ROOT
-    from kb.store import BuildError
-    from test_parallel import children
-
-    sys.path.insert(0, str(ROOT))
-    from benchmarks.generate import generate
-
     c = generate(tmp_path / "claims", reports=90, claims=12, seed=11, today=TODAY)
     last = sorted(c.folder.glob("[!_]*.yaml"))[-1]
     last.write_text(last.read_text().replace("claims:", "claims: [", 1))  # read last, after auditing began
-    try:
+    with pytest.raises(BuildError):
         build(c.folder, tmp_path / "kb.db", today=TODAY, force=True, cache=tmp_path / "empty")
-        raise AssertionError("the build should fail")
-    except BuildError:
-        pass
     assert not children() and not (tmp_path / "kb.db").exists()
