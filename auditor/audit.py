@@ -175,14 +175,18 @@ class Auditor:
         out = {}
         for o in self.vocabulary.omissions:
             mine = [h for h in hits if h.omission == o.id]
-            d = self.rules.decide(o, mine)
+            supporting = {p.id for p in o.parts if p.evidence_only}
+            d = self.rules.decide(o, [h for h in mine if h.part not in supporting])
             # for a partial verdict what the nearest disclosed rule lacks, for an absent one every part's question
-            missing = [{"part": p.id, "question": p.question} for p in o.parts
-                       if (p.id in d.lacks if d.status == "partial" else d.status == "absent")]
+            missing = [{"part": p.id, "question": p.question} for p in o.parts if not p.evidence_only
+                       and (p.id in d.lacks if d.status == "partial" else d.status == "absent")]
             # one piece of evidence per claim or sentence, naming every part it gives (a figure first), the
-            # units that give a part first; a mere mention of a part another unit gives, as the omission says
+            # units that give a part first; a mere mention of a part another unit gives, as the omission says;
+            # a part that is evidence only, where the verdict is not absent and the unit gives it
             by_unit: dict[int, list[Hit]] = {}
             for h in mine:
+                if h.part in supporting and (not h.given or d.status == "absent"):
+                    continue
                 if h.given or o.evidence == "all" or h.part not in d.given:
                     by_unit.setdefault(id(h.unit), []).append(h)
             units = sorted(by_unit.values(), key=lambda hs: (not any(h.given for h in hs),

@@ -71,11 +71,11 @@ class Dropped:
 
 
 class _Part:
-    def __init__(self, omission: str, part: OmissionPart):
+    def __init__(self, omission: str, part: OmissionPart, gazetteer: dict[str, list[str]]):
         self.omission, self.id, self.spec = omission, part.id, part
         self.key = (omission, part.id)
         self.cues = [phrase(c) for c in part.cues]
-        self.weak = [phrase(c) for c in part.weak_cues]
+        self.weak = [phrase(c) for c in (*part.weak_cues, *(n for g in part.weak_gazetteers for n in gazetteer[g]))]
         self.anchors = [phrase(c) for c in part.anchors]
         self.in_sections = {kind: ([phrase(c) for c in sc.cues], [phrase(a) for a in sc.anchors])
                             for kind, sc in part.in_sections.items()}
@@ -138,7 +138,7 @@ class Rulebook:
     def __init__(self, vocabulary: Vocabulary):
         self.vocabulary = vocabulary
         self.omissions: dict[str, Omission] = {o.id: o for o in vocabulary.omissions}
-        self.parts = {o.id: [_Part(o.id, p) for p in o.parts] for o in vocabulary.omissions}
+        self.parts = {o.id: [_Part(o.id, p, vocabulary.gazetteer) for p in o.parts] for o in vocabulary.omissions}
         by_ref = {f"{p.omission}/{p.id}": p for parts in self.parts.values() for p in parts}
         for parts in self.parts.values():
             for p in parts:
@@ -209,10 +209,12 @@ class Rulebook:
                 if p.spec.negated != "only":
                     mentioned[p.id] = standing
                 continue
-            cue, at = found[0]
-            # an admission must be the report's own words, not a record's statement that the report says nothing
-            if u.offsets[at] < u.reported_from:
+            # an admission must be the report's own words (a record's quote), not its statement that the report
+            # says nothing: the first negated cue there
+            own = next((m for m in found if u.offsets[m[1]] >= u.reported_from), None)
+            if own is None:
                 continue
+            cue, at = own
             if p.spec.negated in ("mention", "only"):
                 out.append(Hit(o.id, p.id, cue.text, u, admission=True, partial_only=True))
             elif "/" in p.spec.negated:

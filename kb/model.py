@@ -320,6 +320,8 @@ class OmissionPart(Strict):
     cues: list[Phrase] = Field(min_length=1)
     weak_cues: list[Phrase] = Field(default_factory=list)
     anchors: list[Phrase] = Field(default_factory=list)
+    # Lists of the vocabulary's `gazetteer` whose names are weak cues too (the datasets' names have one list).
+    weak_gazetteers: list[Slug] = Field(default_factory=list)
     # The kinds of figure (the vocabulary's figure_kinds) that give the part: a mention with one of them in the
     # same sentence or claim gives it; without `figures`, a mention gives it.
     figures: list[Slug] = Field(default_factory=list)
@@ -344,6 +346,10 @@ class OmissionPart(Strict):
     # Parts of other omissions ("omission/part") that take a sentence or claim from this part when both are
     # mentioned: a filter of benchmark overlaps is the contamination check, not the pretraining data's filtering.
     yields_to: list[Annotated[str, Field(pattern=r"^[a-z0-9-]+/[a-z0-9-]+$")]] = Field(default_factory=list)
+    # A part that is evidence only where the omission is addressed otherwise, and alone addresses nothing
+    # (RUBRIC.md: data-filtering is absent with "nothing beyond its size", yet a reader cites the size): it
+    # decides no level, and is cited only where a unit gives it.
+    evidence_only: bool = False
 
 
 # Kinds of figure read by their form, not by the words around them: "12%", "40% more" (a change, not a share),
@@ -380,7 +386,7 @@ class Omission(Strict):
 
     @property
     def rules(self) -> list[Rule]:
-        return self.disclosed or [Rule(given=[p.id for p in self.parts])]
+        return self.disclosed or [Rule(given=[p.id for p in self.parts if not p.evidence_only])]
 
 
 class Unit(Strict):
@@ -453,6 +459,9 @@ class Vocabulary(Strict):
             named = {x for r in o.rules for x in (*r.given, *r.mentioned)} | {n for p in o.parts for n in p.needs}
             if named - parts:
                 raise ValueError(f"omission {o.id!r} names parts it does not have: {', '.join(sorted(named - parts))}")
+            only = named & {p.id for p in o.parts if p.evidence_only}
+            if only:
+                raise ValueError(f"omission {o.id!r} decides by parts that are evidence only: {', '.join(sorted(only))}")
             for p in o.parts:
                 for ref in p.yields_to:
                     other, _, part = ref.partition("/")
@@ -463,6 +472,9 @@ class Vocabulary(Strict):
                 if kind not in self.sections:
                     raise ValueError(f"omission {o.id!r} names a kind of section the vocabulary does not have: {kind!r}")
             for p in o.parts:
+                for name in p.weak_gazetteers:
+                    if name not in self.gazetteer:
+                        raise ValueError(f"part {o.id}/{p.id} names a list the gazetteer does not have: {name!r}")
                 for kind in p.figures:
                     if kind not in self.figure_kinds and kind not in BUILT_IN_FIGURE_KINDS:
                         raise ValueError(f"part {o.id}/{p.id} names an unknown kind of figure {kind!r}")

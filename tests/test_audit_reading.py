@@ -309,6 +309,31 @@ def test_a_clean_run_is_operations_evidence_not_a_failed_run():
     assert v["ops-staffing"].status == "partial" and v["ops-staffing"].evidence[0].part == "stability"
 
 
+def _record(*claims: dict) -> dict:
+    return AUDITOR.record(Report.model_validate({
+        "id": "acme", "title": "Acme", "organization": "Acme", "published": "2026-01-01",
+        "sources": [{"id": "paper", "title": "Acme", "url": "https://example.org/acme", "kind": "primary",
+                     "checked": "2026-01-02"}],
+        "claims": [{"source": "paper", "verified": "2026-01-02", "status": "confirmed", **c} for c in claims]}))
+
+
+def test_an_admission_in_a_records_quote_counts_where_its_statement_says_the_same():
+    # the statement is the record's words, the quote the report's: "without major loss spikes" in the quote is the
+    # report's own statement of a clean run, though the statement's "no major loss spikes" comes first
+    v = _record({"id": "stable", "statement": "The authors report no major loss spikes or rollbacks.",
+                 "quote": "without major loss spikes or rollbacks"})["ops-staffing"]
+    assert v.status == "partial" and [e.claim for e in v.evidence] == ["acme/stable"]
+    # a statement that the report says nothing is not the report admitting anything
+    v = _record({"id": "silent", "statement": "The report gives no figure on loss spikes."})["ops-staffing"]
+    assert v.status == "absent"
+
+
+def test_health_checks_before_a_job_starts_are_recovery_tooling():
+    text = "A node-vetting system runs quick diagnostics on allocated nodes just before a job starts.\n"
+    assert status(text, "ops-staffing") == "partial"
+    assert status("Quick diagnostics of the tokenizer found no errors.\n", "ops-staffing") == "absent"
+
+
 # Sections and tables.
 
 
@@ -346,6 +371,26 @@ def test_a_word_in_another_sense_is_not_a_cue():
     assert status("The model was trained on DCLM and Wikipedia.\n", "data-filtering") == "partial"
 
 
+def test_a_corpus_named_in_the_gazetteer_is_a_data_source_next_to_words_about_data():
+    assert "finemath" in VOCABULARY.gazetteer["datasets"]
+    assert status("The math stage mixes FineMath and OpenWebMath data.\n", "data-filtering") == "partial"
+    assert status("We thank the FineMath authors for early access.\n", "data-filtering") == "absent"
+
+
+def test_the_datas_size_alone_says_nothing_yet_is_cited_where_the_data_is_described():
+    # RUBRIC.md: data-filtering is absent with "nothing on the pretraining data beyond its size"
+    alone = verdicts("The pretraining corpus holds 2.1T tokens.\n")["data-filtering"]
+    assert alone.status == "absent" and alone.evidence == []
+    assert "size" not in {m["part"] for m in alone.missing}
+    text = "Web pages are 60% of the pretraining data and code is 40%.\n\nThe pretraining corpus holds 2.1T tokens.\n"
+    v = verdicts(text)["data-filtering"]
+    assert v.status == "partial" and "size" not in v.given
+    assert [(e.line, e.part, e.kind) for e in v.evidence if e.line == 3] == [(3, "size", "tokens")]
+    # the tokens of a search's proxy models are the search's, not the data's size
+    text = "Web pages are 60% of the pretraining data.\n\nProxy models were trained on 100B tokens of the corpus.\n"
+    assert [e.line for e in verdicts(text)["data-filtering"].evidence] == [1]
+
+
 def test_a_filter_of_benchmark_overlaps_is_contamination_evidence_not_data_filtering():
     text = "We filtered out training documents with a 13-gram overlap with any benchmark: 0.3% of all documents.\n"
     v = verdicts(text)
@@ -359,6 +404,10 @@ def test_a_filter_of_benchmark_overlaps_is_contamination_evidence_not_data_filte
      "part data-filtering/filter yields to an unknown part 'contamination/size'"),
     (lambda v: v["sentences"].update({"appendix": ["in the appendix"]}),
      "sentences names a kind of section the vocabulary does not have: 'appendix'"),
+    (lambda v: v["omissions"][1]["disclosed"].append({"given": ["size"]}),
+     "omission 'data-filtering' decides by parts that are evidence only: size"),
+    (lambda v: v["omissions"][1]["parts"][1]["weak_gazetteers"].append("models"),
+     "part data-filtering/sources names a list the gazetteer does not have: 'models'"),
 ])
 def test_the_vocabulary_names_only_parts_and_sections_it_has(change, message):
     data = VOCABULARY.model_dump(mode="json")
