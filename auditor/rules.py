@@ -20,7 +20,7 @@ from kb.model import Omission, OmissionPart, Vocabulary
 
 from .figures import Figure
 from .units import Unit
-from .words import Phrase, PhraseIndex, lowered, matches_at_word_starts, phrase, tokens
+from .words import Phrase, PhraseIndex, joined, lowered, matches_at_word_starts, phrase, tokens
 
 LEVELS = {"absent": 0, "partial": 1, "disclosed": 2}
 _NEGATION = re.compile(r"\b(?:no|not|never|without|none|neither|nor|cannot|nothing|lack(?:s|ing)?|absence of|"
@@ -149,18 +149,22 @@ class Rulebook:
             for part in parts:
                 for kind, phrases in (("cue", part.cues), ("weak", part.weak), ("anchor", part.anchors)):
                     for p in phrases:
-                        self.index.add(p, (part.key, kind, p))
+                        self._file(p, part.key, kind)
                 for section, (cues, anchors) in part.in_sections.items():
                     for p in cues:
-                        self.index.add(p, (part.key, ("section-cue", section), p))
+                        self._file(p, part.key, ("section-cue", section))
                     for p in anchors:
-                        self.index.add(p, (part.key, ("section-anchor", section), p))
+                        self._file(p, part.key, ("section-anchor", section))
         for text in vocabulary.not_cues:
-            p = phrase(text)
-            self.index.add(p, (None, "not-cue", p))
+            self._file(phrase(text), None, "not-cue")
         for text in vocabulary.sentence_words("fine-tuning"):
-            p = phrase(text)
-            self.index.add(p, (_FINE_TUNING, "anchor", p))
+            self._file(phrase(text), _FINE_TUNING, "anchor")
+
+    def _file(self, p: Phrase, key, kind) -> None:
+        """File a phrase in the index, and a phrase of several words as one hyphenated word too."""
+        for form in (p, joined(p)):
+            if form is not None:
+                self.index.add(form, (key, kind, form))
 
     def hits(self, units: list[Unit], explain: Optional[list] = None) -> list[Hit]:
         out: list[Hit] = []
@@ -227,8 +231,11 @@ class Rulebook:
             if p.id not in mentioned:
                 continue
             cue, _ = mentioned[p.id]
+            # what the part needs, in the unit before, counts only where that unit is not what the part yields to
+            # ("GPU-hours" after "untracked compute such as training failures" are not the failures' cost)
             needs_met = not p.needs or bool(p.needs & set(mentioned)) or p.spec.nearby and (
-                context.mentions(parts, p.needs) or (before is not None and before.mentions(parts, p.needs)))
+                context.mentions(parts, p.needs) or (before is not None and before.mentions(parts, p.needs)
+                                                     and not any(before.matches(y) for y in p.yields_to)))
             figure = p.figure(u) if needs_met else None
             given = (not p.figures and not p.row_figures and needs_met) or figure is not None
             if p.needs and not needs_met and explain is not None:

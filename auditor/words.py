@@ -119,6 +119,15 @@ def phrase(text: str) -> Phrase:
     return Phrase(text, tuple(tokens(text)))
 
 
+def joined(p: Phrase) -> Optional[Phrase]:
+    """A phrase of several words as one hyphenated word ("gpu hours" as "GPU-hours", "node vetting" as
+    "node-vetting"): read_words joins a hyphenated word, so the phrase's words would not be found in it."""
+    if len(p.stems) < 2:
+        return None
+    stems = tuple(tokens("-".join(p.text.split())))
+    return Phrase(p.text, stems) if len(stems) == 1 else None
+
+
 def find(phrase_: Phrase, words: list[str], start: int = 0) -> Optional[int]:
     """The index of the first occurrence of the phrase's stems, as consecutive words, in words; None if none."""
     n = len(phrase_.stems)

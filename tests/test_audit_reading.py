@@ -55,6 +55,14 @@ def test_a_cue_is_never_found_inside_another_word(cue, text):
     assert find(phrase(cue), tokens(text)) is None
 
 
+def test_a_cue_of_several_words_is_found_written_as_one_hyphenated_word():
+    # read_words joins "node-vetting" into one word; the rulebook files "node vetting" in that form too
+    assert find(phrase("node vetting"), tokens("a node-vetting step")) is None
+    assert status("A node-vetting step runs before each job.\n", "ops-staffing") == "partial"
+    assert status("A node vetting step runs before each job.\n", "ops-staffing") == "partial"
+    assert status("A voting step runs before each job.\n", "ops-staffing") == "absent"
+
+
 # Typed figures.
 
 
@@ -253,6 +261,23 @@ def test_a_cost_reads_with_the_failed_runs_of_the_sentence_before():
         """)["failed-runs"]
     assert v.status == "disclosed"
     assert v.evidence[0].value == "40,000 GPU-hours" and v.evidence[0].part == "compute"
+
+
+def test_compute_that_leaves_failures_out_is_not_their_cost():
+    # RUBRIC.md: development compute said to be excluded from the total is partial, not a failed run's cost
+    v = verdicts("Our tracked compute is 859K GPU-hours, an underestimate: untracked compute such as training "
+                 "failures is missing.\n")["failed-runs"]
+    assert v.status == "partial" and "development" in v.mentioned + v.given and "compute" not in v.given
+    # nor are the GPU-hours of the sentence after it
+    v = verdicts("Failed runs are not included in the total compute. Of the total compute, 713,216 GPU-hours went "
+                 "to 7B models.\n")["failed-runs"]
+    assert v.status == "partial" and "compute" not in v.given
+
+
+def test_a_deduplications_hashes_are_its_parameter():
+    v = verdicts("Web pages are 60% of the pretraining data and code is 40%. Documents were deduplicated with "
+                 "MinHash using 10 hashes.\n")["data-filtering"]
+    assert v.status == "disclosed" and "parameter" in v.given
 
 
 def test_people_on_a_rotation_are_a_staffing_statement():
