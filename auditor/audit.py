@@ -378,8 +378,10 @@ def audit_text(path: Path, kb: KnowledgeBase, auditor: Optional[Auditor] = None,
 
 def audit_record(path: Path, kb: KnowledgeBase, claims_dir: Union[str, Path, None], today: date, max_age: int,
                  auditor: Optional[Auditor] = None, explain: bool = False) -> Audit:
-    # errors only: the reports it looks like are found below, by the same rule as the checks' warnings
-    v = validate_files([path], claims_dir, today=today, db=kb.snapshot, vocabulary=kb.vocabulary, alike=False)
+    # errors only: the reports it looks like are found below, by the same rule as the checks' warnings; every
+    # claim's line is named, so positions come with the first parse
+    v = validate_files([path], claims_dir, today=today, db=kb.snapshot, vocabulary=kb.vocabulary, alike=False,
+                       all_positions=True)
     if v.loaded.problems or not v.loaded.records:
         raise InputError(f"{path}: not a valid record", v.loaded.problems)
     rec = v.loaded.records[0]

@@ -206,16 +206,19 @@ class LoadResult:
 
 
 def load_file(path: Union[str, Path], display: Optional[str] = None, fast: bool = True,
-              compiled: Optional[Compiled] = None) -> LoadResult:
+              compiled: Optional[Compiled] = None, all_positions: bool = False) -> LoadResult:
     """One record file → a LoadResult with the record (if it validated) and every problem found. `fast`: parse
     with kb.fastyaml where it reads the file exactly (the same data and problems as kb.yaml12, sooner).
-    `compiled`: validators to try first (validate_record)."""
+    `compiled`: validators to try first (validate_record). `all_positions`: every value's position will be asked for
+    (audit names each claim's line): found in the same parse, not by parsing the text again."""
     path = Path(path)
     name = display or str(path)
     result = LoadResult(files=1)
     try:
         text, digest, stamp = read_text_and_digest(path)
-        if fast:
+        if all_positions:
+            data, positions = parse_yaml(text)
+        elif fast:
             from .fastyaml import parse_record  # rapidyaml where it reads the file exactly, else libyaml
 
             data, positions = parse_record(text)
@@ -419,12 +422,12 @@ def record_files(path: Union[str, Path]) -> list[Path]:
 
 
 def load_paths(paths: Iterable[Union[str, Path]], progress: Any = None, compact: bool = False,
-               on_record: Optional[Callable[["Loaded"], Any]] = None, compiled: Optional[Compiled] = None
-               ) -> LoadResult:
+               on_record: Optional[Callable[["Loaded"], Any]] = None, compiled: Optional[Compiled] = None,
+               all_positions: bool = False) -> LoadResult:
     """Files and folders → records and problems. Every file is read; a bad one never stops the others. With
     `compact`, each valid record is made smaller as soon as it is read (kb.compact: for records nothing will
     change, as in kb build). `on_record` is given each valid record as soon as it is read (kb build audits them
-    while it reads the rest). `compiled`: load_file's."""
+    while it reads the rest). `compiled`, `all_positions`: load_file's."""
     names: dict = {}
     result = LoadResult()
     found: list[Union[Problem, list[Path]]] = []  # in the order given: a path's problem, or its files
@@ -444,7 +447,7 @@ def load_paths(paths: Iterable[Union[str, Path]], progress: Any = None, compact:
             result.problems.append(files)
             continue
         for f in progress(files) if progress else files:
-            one = load_file(f, fast=fast, compiled=compiled)
+            one = load_file(f, fast=fast, compiled=compiled, all_positions=all_positions)
             if compact:
                 for rec in one.records:
                     compact_report(rec.report, names)

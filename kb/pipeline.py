@@ -93,6 +93,7 @@ def validate_files(
     vocabulary: Optional[Vocabulary] = None,
     read_inputs: bool = False,
     alike: bool = True,
+    all_positions: bool = False,
 ) -> Validation:
     """Validate record files (or folders of them) against the rest of the knowledge base at claims_dir: its
     records serve as context, so a new record's formula may refer to their claims and a new report is compared
@@ -101,7 +102,7 @@ def validate_files(
     files of the derived figures it refers to are read (all of them with `read_inputs`: the update of a build
     indexes those records). With claims_dir None (no knowledge base), the files are validated alone against the
     packaged vocabulary. `vocabulary`: the one of claims_dir, where the caller has read it already. `alike`:
-    kb.checks.check's (False: no warnings of reports or claims alike)."""
+    kb.checks.check's (False: no warnings of reports or claims alike). `all_positions`: kb.load.load_file's."""
     folder = Path(claims_dir) if claims_dir is not None else None
     snapshot = None
     if folder is not None:
@@ -112,7 +113,7 @@ def validate_files(
         vocabulary = vocabulary_of(folder, compiled)
         if isinstance(vocabulary, Validation):
             return vocabulary
-    loaded = load_paths([Path(p) for p in paths], progress=progress, compiled=compiled)
+    loaded = load_paths([Path(p) for p in paths], progress=progress, compiled=compiled, all_positions=all_positions)
     context: Context = RecordsContext()
     # realpath, not Path.resolve: a loop of symbolic links is a problem reported for its file, not a crash
     own = {os.path.realpath(r.path) for r in loaded.records + loaded.salvaged}
