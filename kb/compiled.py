@@ -9,7 +9,9 @@ opens the database (kb.snapshot) makes validators from it (`load`): the same sch
 
 Only a valid record or vocabulary is taken from them: where they find a problem, kb.load validates again with
 kb.model, so every message, position and stand-in is the models' own. A schema stored by another version of
-pydantic-core, or naming a function or class this code does not have, is not used (`load` returns None).
+pydantic-core (each pydantic release pins one, so it names pydantic's too), or naming a function or class this
+code does not have, is not used (`load` returns None); one stored by other code of kb is never read, since the
+database is used only when it was built by this code (kb.snapshot).
 """
 
 from __future__ import annotations
