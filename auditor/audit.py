@@ -25,12 +25,11 @@ import re
 from dataclasses import asdict, dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any, Iterable, Optional, Union
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Union
 
 from kb import clock, codes
 from kb.duplicates import Index as ReportIndex, Summary
 from kb.load import load_vocabulary, record_files, vocabulary_path
-from kb.model import Claim, Omission, Report, Vocabulary
 from kb.pipeline import Validation, validate_files, validate_kb
 from kb.problems import Problem
 from kb.snapshot import Snapshot, open_snapshot, relative_name
@@ -38,6 +37,9 @@ from kb.yaml12 import YamlError, read_text
 
 from .rules import LEVELS, Dropped, Hit, Rulebook
 from .units import Reader, Unit
+
+if TYPE_CHECKING:  # the records and vocabulary may be kb.compiled's classes, with the same fields and methods
+    from kb.model import Claim, Omission, Report, Vocabulary
 
 MAX_EVIDENCE = 40  # per verdict (text output shows the first few)
 PROVIDER = "audit"  # the name this auditor's verdicts are stored under (its entry point, pyproject.toml)
@@ -293,10 +295,11 @@ class KnowledgeBase:
         """The knowledge base's reports and verdicts: from the database `db` for the files unchanged since it
         was built (kb.snapshot), audited here for the others; all audited here when there is no such database.
         Without a knowledge base (claims_dir None), an empty one with the packaged vocabulary."""
-        vocabulary = load_vocabulary(vocabulary_path(claims_dir))
         if claims_dir is None or not Path(claims_dir).is_dir():
-            return cls(vocabulary, None, {}, {}, {})
-        snapshot = open_snapshot(claims_dir, db)  # it lists the record files: not listed twice
+            return cls(load_vocabulary(vocabulary_path(claims_dir)), None, {}, {}, {})
+        snapshot = open_snapshot(claims_dir, db, validators=True)  # it lists the record files: not listed twice
+        # with the validators the database keeps, where it has them (kb.compiled)
+        vocabulary = load_vocabulary(vocabulary_path(claims_dir), snapshot.compiled if snapshot else None)
         if not (snapshot.now if snapshot is not None else record_files(claims_dir)):
             return cls(vocabulary, None, {}, {}, {})
         if snapshot is None:
@@ -379,8 +382,10 @@ def audit_text(path: Path, kb: KnowledgeBase, auditor: Optional[Auditor] = None,
 
 def audit_record(path: Path, kb: KnowledgeBase, claims_dir: Union[str, Path, None], today: date, max_age: int,
                  auditor: Optional[Auditor] = None, explain: bool = False) -> Audit:
-    # errors only: the reports it looks like are found below, by the same rule as the checks' warnings
-    v = validate_files([path], claims_dir, today=today, db=kb.snapshot, vocabulary=kb.vocabulary, alike=False)
+    # errors only: the reports it looks like are found below, by the same rule as the checks' warnings; every
+    # claim's line is named, so positions come with the first parse
+    v = validate_files([path], claims_dir, today=today, db=kb.snapshot, vocabulary=kb.vocabulary, alike=False,
+                       all_positions=True)
     if v.loaded.problems or not v.loaded.records:
         raise InputError(f"{path}: not a valid record", v.loaded.problems)
     rec = v.loaded.records[0]

@@ -14,13 +14,15 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from kb.model import Omission, OmissionPart, Vocabulary
 
 from .figures import Figure
 from .units import Unit
 from .words import Phrase, PhraseIndex, joined, lowered, matches_at_word_starts, phrase, tokens
+
+if TYPE_CHECKING:  # the vocabulary may be kb.compiled's classes, with the same fields and methods
+    from kb.model import Omission, OmissionPart, Vocabulary
 
 LEVELS = {"absent": 0, "partial": 1, "disclosed": 2}
 _NEGATION = re.compile(r"\b(?:no|not|never|without|none|neither|nor|cannot|nothing|lack(?:s|ing)?|absence of|"

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
-from kb.model import Claim, Report, Vocabulary
 
 from .figures import Figure, FigureReader
 from .words import Phrase, PhraseIndex, offsets, phrase, read_words, tokens
+
+if TYPE_CHECKING:  # the records and vocabulary may be kb.compiled's classes, with the same fields and methods
+    from kb.model import Claim, Report, Vocabulary
 
 
 @dataclass

@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Iterable, Optional, Protocol, Union
+from typing import TYPE_CHECKING, Iterable, Optional, Protocol, Union
 
 from . import clock
 from . import codes as C
@@ -19,9 +19,11 @@ from . import formula as F
 from . import versions
 from .duplicates import Index as ReportIndex, Summary, repeated_claims
 from .load import Loaded
-from .model import Claim, Report, Vocabulary
 from .problems import Problem
 from .units import index as unit_index
+
+if TYPE_CHECKING:  # the records and vocabulary may be kb.compiled's classes, with the same fields and methods
+    from .model import Claim, Report, Vocabulary
 
 DEFAULT_TOLERANCE = 0.01  # relative; stated figures are rounded
 ABOUT_TOLERANCE = 0.05

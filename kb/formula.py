@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Union
 
-from .model import ID
+from .values import ID
 
 FUNCTIONS: dict[str, Callable[..., float]] = {
     "sqrt": math.sqrt,

@@ -13,16 +13,21 @@ import re
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Annotated, Any, Callable, Iterable, Literal, Optional, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterable, Literal, Optional, Union, get_args, get_origin
 
-from pydantic import BaseModel, ValidationError
+from pydantic_core import ValidationError  # pydantic's own
 
 from . import codes
-from .compact import compact_report
-from .model import SLUG, Report, Vocabulary
 from .duplicates import Summary
 from .problems import Problem, shown
+from .values import SLUG
 from .yaml12 import FilePositions, Loc, LazyPositions, Positions, YamlError, parse_yaml, read_text, read_text_and_digest
+
+# kb.model (pydantic's models) is imported where a record or vocabulary is validated by the models: a command that
+# reads one record validates it with kb.compiled where it can, without them (a third of its time)
+if TYPE_CHECKING:
+    from .compiled import Compiled
+    from .model import Report, Vocabulary
 
 VOCABULARY_FILE = "_vocabulary.yaml"  # a knowledge base's own vocabulary, in its claims folder
 TEMPLATE_FILE = "_template.yaml"
@@ -38,6 +43,8 @@ FAST_PARSE_MIN_FILES = 5
 
 def _model_at(model: type, loc: Loc) -> Optional[type]:
     """The pydantic model class that holds the last element of loc, for suggesting field names."""
+    from pydantic import BaseModel
+
     current: Any = model
     for part in loc[:-1]:
         if isinstance(part, int) or not (isinstance(current, type) and issubclass(current, BaseModel)):
@@ -50,6 +57,8 @@ def _model_at(model: type, loc: Loc) -> Optional[type]:
 
 
 def _inner_model(annotation: Any) -> Any:
+    from pydantic import BaseModel
+
     for _ in range(5):
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             return annotation
@@ -196,15 +205,20 @@ class LoadResult:
         self.salvaged += other.salvaged
 
 
-def load_file(path: Union[str, Path], display: Optional[str] = None, fast: bool = True) -> LoadResult:
+def load_file(path: Union[str, Path], display: Optional[str] = None, fast: bool = True,
+              compiled: Optional[Compiled] = None, all_positions: bool = False) -> LoadResult:
     """One record file → a LoadResult with the record (if it validated) and every problem found. `fast`: parse
-    with kb.fastyaml where it reads the file exactly (the same data and problems as kb.yaml12, sooner)."""
+    with kb.fastyaml where it reads the file exactly (the same data and problems as kb.yaml12, sooner).
+    `compiled`: validators to try first (validate_record). `all_positions`: every value's position will be asked for
+    (audit names each claim's line): found in the same parse, not by parsing the text again."""
     path = Path(path)
     name = display or str(path)
     result = LoadResult(files=1)
     try:
         text, digest, stamp = read_text_and_digest(path)
-        if fast:
+        if all_positions:
+            data, positions = parse_yaml(text)
+        elif fast:
             from .fastyaml import parse_record  # rapidyaml where it reads the file exactly, else libyaml
 
             data, positions = parse_record(text)
@@ -219,7 +233,8 @@ def load_file(path: Union[str, Path], display: Optional[str] = None, fast: bool 
                                                                   f"{_kind_of(data)}", line, col))
         return result
     # a value left as a placeholder holds a "<", written so or escaped: most files have neither
-    report, problems, bad = validate_record(data, name, positions, placeholders="<" in text or "\\" in text)
+    report, problems, bad = validate_record(data, name, positions, placeholders="<" in text or "\\" in text,
+                                            compiled=compiled)
     result.problems += problems
     if report is not None:
         loaded = Loaded(name, report, positions, digest, stamp, frozenset(bad))
@@ -243,13 +258,15 @@ def _placeholders(data: Any, loc: Loc = ()) -> Iterable[tuple[Loc, str]]:
         yield loc, data
 
 
-def validate_record(data: dict, name: str, positions, placeholders: bool = True
+def validate_record(data: dict, name: str, positions, placeholders: bool = True, compiled: Optional[Compiled] = None
                     ) -> tuple[Optional[Report], list[Problem], set[Loc]]:
     """The record, the problems of its values, and where they are. Values left as the template's placeholders
     and values that are not valid are reported, then replaced by stand-ins until the rest validates, so that the
     checks can report the file's other problems too (the record comes back salvaged: see Loaded.salvaged).
     Returns no record only when no stand-ins make it valid. `placeholders`: False when the file's text shows
-    that none of its values can be one."""
+    that none of its values can be one. `compiled`: validators of the same schema without pydantic's models
+    (kb.compiled), for a record that is valid: a record they refuse is validated again by the models, which say
+    what is wrong."""
     problems: list[Problem] = []
     bad: set[Loc] = set()
     work = data  # copied before the first stand-in: most records need none, and copying was a tenth of reading
@@ -268,6 +285,13 @@ def validate_record(data: dict, name: str, positions, placeholders: bool = True
                                 ".".join(map(str, loc))))
         bad.add(loc)
         stand_in(loc, "placeholder")
+    if compiled is not None and not problems:
+        try:
+            return compiled.report(data), problems, bad
+        except ValidationError:
+            pass
+    from .model import Report
+
     for _ in range(MAX_SALVAGE):
         try:
             return Report.model_validate(work), problems, bad
@@ -296,6 +320,8 @@ def _stand_in(data: dict, loc: Loc, kind: str) -> None:
         except (KeyError, IndexError, TypeError):
             return
     key = loc[-1]
+    from .model import Report
+
     value = None if kind in ("extra_forbidden", "key") else _stand_in_value(_type_at(Report, loc), key)
     if isinstance(parent, dict) and value is None:
         parent.pop(key, None)  # an unknown field or key, or a figure: leave it out
@@ -308,6 +334,8 @@ def _stand_in(data: dict, loc: Loc, kind: str) -> None:
 
 def _type_at(model: type, loc: Loc) -> Any:
     """The type of the value at loc in a model (Any where the model does not say)."""
+    from pydantic import BaseModel
+
     current: Any = model
     for part in loc:
         current = _unwrap(current)
@@ -338,6 +366,8 @@ def _unwrap(annotation: Any) -> Any:
 
 
 def _stand_in_value(annotation: Any, key: Any) -> Any:
+    from pydantic import BaseModel
+
     t = _unwrap(annotation)
     if isinstance(t, type) and issubclass(t, BaseModel):
         return {name: _stand_in_value(f.annotation, name) for name, f in t.model_fields.items()
@@ -392,11 +422,12 @@ def record_files(path: Union[str, Path]) -> list[Path]:
 
 
 def load_paths(paths: Iterable[Union[str, Path]], progress: Any = None, compact: bool = False,
-               on_record: Optional[Callable[["Loaded"], Any]] = None) -> LoadResult:
+               on_record: Optional[Callable[["Loaded"], Any]] = None, compiled: Optional[Compiled] = None,
+               all_positions: bool = False) -> LoadResult:
     """Files and folders → records and problems. Every file is read; a bad one never stops the others. With
     `compact`, each valid record is made smaller as soon as it is read (kb.compact: for records nothing will
     change, as in kb build). `on_record` is given each valid record as soon as it is read (kb build audits them
-    while it reads the rest)."""
+    while it reads the rest). `compiled`, `all_positions`: load_file's."""
     names: dict = {}
     result = LoadResult()
     found: list[Union[Problem, list[Path]]] = []  # in the order given: a path's problem, or its files
@@ -409,12 +440,14 @@ def load_paths(paths: Iterable[Union[str, Path]], progress: Any = None, compact:
         else:
             found.append(record_files(p))
     fast = sum(len(f) for f in found if isinstance(f, list)) >= FAST_PARSE_MIN_FILES
+    if compact:
+        from .compact import compact_report  # a build's (it imports pydantic's models)
     for files in found:
         if isinstance(files, Problem):
             result.problems.append(files)
             continue
         for f in progress(files) if progress else files:
-            one = load_file(f, fast=fast)
+            one = load_file(f, fast=fast, compiled=compiled, all_positions=all_positions)
             if compact:
                 for rec in one.records:
                     compact_report(rec.report, names)
@@ -427,13 +460,21 @@ def load_paths(paths: Iterable[Union[str, Path]], progress: Any = None, compact:
     return result
 
 
-def load_vocabulary(path: Union[str, Path]) -> Vocabulary:
-    """The vocabulary file → Vocabulary, or VocabularyError listing its problems."""
+def load_vocabulary(path: Union[str, Path], compiled: Optional[Compiled] = None) -> Vocabulary:
+    """The vocabulary file → Vocabulary, or VocabularyError listing its problems. `compiled`: as for
+    validate_record."""
     path = Path(path)
     try:
         data, positions = parse_yaml(read_text(path))
     except YamlError as e:
         raise VocabularyError([Problem(str(path), e.code, e.message, e.line, e.col)])
+    if compiled is not None:
+        try:
+            return compiled.vocabulary(data)
+        except ValidationError:
+            pass
+    from .model import Vocabulary
+
     try:
         return Vocabulary.model_validate(data)
     except ValidationError as err:

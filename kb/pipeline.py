@@ -11,13 +11,16 @@ import os
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Union
 
 from .checks import Checked, Context, RecordsContext, check
 from .load import LoadResult, Loaded, VocabularyError, load_paths, load_vocabulary, record_files, vocabulary_path
-from .model import Vocabulary
 from .problems import Problem
 from .snapshot import Snapshot, SnapshotContext, open_snapshot
+
+if TYPE_CHECKING:
+    from .compiled import Compiled
+    from .model import Vocabulary
 
 
 @dataclass
@@ -50,10 +53,11 @@ class Validation:
         return sum(len(r.report.claims) for r in self.loaded.records)
 
 
-def vocabulary_of(claims_dir: Optional[Path]) -> Union[Vocabulary, Validation]:
-    """The knowledge base's vocabulary, or the Validation that reports why it cannot be read."""
+def vocabulary_of(claims_dir: Optional[Path], compiled: Optional[Compiled] = None) -> Union[Vocabulary, Validation]:
+    """The knowledge base's vocabulary, or the Validation that reports why it cannot be read. `compiled`:
+    kb.load.load_vocabulary's."""
     try:
-        return load_vocabulary(vocabulary_path(claims_dir))
+        return load_vocabulary(vocabulary_path(claims_dir), compiled)
     except VocabularyError as e:
         return Validation(LoadResult(), None, None, e.problems, claims_dir=claims_dir)
 
@@ -89,6 +93,7 @@ def validate_files(
     vocabulary: Optional[Vocabulary] = None,
     read_inputs: bool = False,
     alike: bool = True,
+    all_positions: bool = False,
 ) -> Validation:
     """Validate record files (or folders of them) against the rest of the knowledge base at claims_dir: its
     records serve as context, so a new record's formula may refer to their claims and a new report is compared
@@ -97,19 +102,21 @@ def validate_files(
     files of the derived figures it refers to are read (all of them with `read_inputs`: the update of a build
     indexes those records). With claims_dir None (no knowledge base), the files are validated alone against the
     packaged vocabulary. `vocabulary`: the one of claims_dir, where the caller has read it already. `alike`:
-    kb.checks.check's (False: no warnings of reports or claims alike)."""
+    kb.checks.check's (False: no warnings of reports or claims alike). `all_positions`: kb.load.load_file's."""
     folder = Path(claims_dir) if claims_dir is not None else None
+    snapshot = None
+    if folder is not None:
+        snapshot = db if isinstance(db, Snapshot) else open_snapshot(folder, db, validators=True)
+    # the validators the database keeps, where it has them: no pydantic models for valid files (kb.compiled)
+    compiled = snapshot.compiled if snapshot is not None else None
     if vocabulary is None:
-        vocabulary = vocabulary_of(folder)
+        vocabulary = vocabulary_of(folder, compiled)
         if isinstance(vocabulary, Validation):
             return vocabulary
-    loaded = load_paths([Path(p) for p in paths], progress=progress)
+    loaded = load_paths([Path(p) for p in paths], progress=progress, compiled=compiled, all_positions=all_positions)
     context: Context = RecordsContext()
     # realpath, not Path.resolve: a loop of symbolic links is a problem reported for its file, not a crash
     own = {os.path.realpath(r.path) for r in loaded.records + loaded.salvaged}
-    snapshot = None
-    if folder is not None:
-        snapshot = db if isinstance(db, Snapshot) else open_snapshot(folder, db)
     if snapshot is not None:
         context = SnapshotContext(snapshot, own, stored_figures=not read_inputs)
     elif folder is not None and folder.is_dir():

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Iterable, Optional, Union
 
 from .checks import StoredFigure
+from .compiled import Compiled, load as load_validators
 from .db import read
 from .duplicates import Summary
 from .load import Loaded, load_file, record_files
@@ -52,6 +53,9 @@ class Snapshot:
     built: dict[str, tuple[str, str]]  # relative path → (sha256, report id) as the last build read them
     now: dict[str, tuple[Path, Optional[str]]]  # relative path → (path, sha256) of every record file today
     _loaded: dict[str, Loaded] = field(default_factory=dict)  # relative path → record read from its file
+    # the validators the build stored (kb.compiled), for the commands that read a few records; None for a build,
+    # which writes what pydantic's models make
+    compiled: Optional[Compiled] = None
 
     @cached_property
     def unchanged(self) -> dict[str, str]:
@@ -74,7 +78,8 @@ class Snapshot:
         """The record of a file, read once; None when it does not validate."""
         if rel not in self._loaded:
             path = self.now[rel][0] if rel in self.now else self.claims_dir / rel
-            found = load_file(path, fast=False).records  # one file at a time: see kb.load.FAST_PARSE_MIN_FILES
+            # one file at a time: see kb.load.FAST_PARSE_MIN_FILES
+            found = load_file(path, fast=False, compiled=self.compiled).records
             if not found:
                 return None
             self._loaded[rel] = found[0]
@@ -215,9 +220,11 @@ def current_files(claims_dir: Union[str, Path], known: Optional[dict[str, tuple[
 
 
 def open_snapshot(claims_dir: Union[str, Path], db_path: Union[str, Path, None],
-                  files: Optional[dict[str, tuple[Path, Optional[str]]]] = None) -> Optional[Snapshot]:
+                  files: Optional[dict[str, tuple[Path, Optional[str]]]] = None, validators: bool = False
+                  ) -> Optional[Snapshot]:
     """The database at db_path as an index of claims_dir, or None when it cannot serve as one (missing,
-    unreadable, built before the _files table, or from another vocabulary or code)."""
+    unreadable, built before the _files table, or from another vocabulary or code). `validators`: with the
+    validators it keeps (Snapshot.compiled)."""
     from .fingerprint import base_fingerprint  # the fingerprint imports the providers' versions: only when needed
 
     if db_path is None:
@@ -235,7 +242,7 @@ def open_snapshot(claims_dir: Union[str, Path], db_path: Union[str, Path, None],
     if files is None:
         files = current_files(claims_dir, {rel: (digest, stamp) for rel, (digest, _, stamp) in built.items()})
     return Snapshot(db_path, claims_dir, meta, {rel: (digest, report) for rel, (digest, report, _) in built.items()},
-                    files)
+                    files, compiled=load_validators(meta.get("compiled")) if validators else None)
 
 
 class SnapshotContext:

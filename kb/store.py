@@ -21,7 +21,7 @@ from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Callable, Optional, Union
 
-from . import clock
+from . import clock, compiled
 from .checks import check
 from .cite import Index
 from .collector import few_collections
@@ -241,7 +241,9 @@ def _write(db_path: Path, result: Validation, today: date, fingerprint: str, bas
                          "schema_version": SCHEMA_VERSION, "today": today.isoformat(), "base": base,
                          "claims_dir": str(Path(result.claims_dir).resolve()),
                          "stale_after_days": str(result.vocabulary.stale_after_days),
-                         "reverify": reverified.digest})
+                         "reverify": reverified.digest,
+                         # the records' validators for the commands that read one record (kb.compiled)
+                         "compiled": compiled.dump()})
         atomic.replace(tmp, db_path)
     write_inspect_data(db_path, counts)
     return BuildResult(db_path, counts=counts, checksum=combined, updated=sorted(update[0]) if update else [],

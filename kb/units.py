@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from .model import Vocabulary
+if TYPE_CHECKING:
+    from .model import Vocabulary
 
 
 @dataclass(frozen=True)

@@ -353,3 +353,18 @@ def test_a_placeholder_is_found_however_its_angle_brackets_are_written(kb, write
     r = kb("validate", "--claims", kb_dir, "--format", "json")
     assert r.exit_code == 1
     assert "is a placeholder from the template" in r.stdout
+
+
+@pytest.mark.parametrize("change", [None, ("    value: 419\n", "    value: 1,419\n"), ("  - id: paper\n", "  - id: Paper\n")])
+def test_positions_found_in_the_first_parse_are_those_found_later(write, change):
+    """`audit FILE` names every claim's line, so it asks for every position at once (all_positions): the same
+    record, problems and positions as finding them when first asked for, by parsing the text again."""
+    path = write(replace(GOOD, *change) if change else GOOD)
+    later, at_once = load_file(path), load_file(path, all_positions=True)
+    assert at_once.problems == later.problems
+    a, b = (r.records + r.salvaged for r in (at_once, later))
+    assert [x.report for x in a] == [x.report for x in b]
+    for x, y in zip(a, b):
+        for loc in [(), ("title",), ("sources", 0, "url"), *(("claims", i) for i in range(3)),
+                    ("claims", 1, "value"), ("disclosures", "ops-staffing")]:
+            assert x.where(*loc) == y.where(*loc) and x.where(*loc, key=True) == y.where(*loc, key=True)
