@@ -283,7 +283,14 @@ class Report(Strict):
     unsaid: list[LongText] = Field(default_factory=list)
 
     def claim(self, claim_id: str) -> Optional[Claim]:
-        return next((c for c in self.claims if c.id == claim_id), None)
+        return self.claim_index().get(claim_id, (None, None))[1]
+
+    def claim_index(self) -> dict[str, tuple[int, Claim]]:
+        """Each claim id → (its position, the claim): the first claim of an id."""
+        index: dict[str, tuple[int, Claim]] = {}
+        for i, c in enumerate(self.claims):
+            index.setdefault(c.id, (i, c))
+        return index
 
     def source(self, source_id: str) -> Optional[Source]:
         return next((s for s in self.sources if s.id == source_id), None)
