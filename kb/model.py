@@ -283,13 +283,14 @@ class Report(Strict):
     unsaid: list[LongText] = Field(default_factory=list)
 
     def claim(self, claim_id: str) -> Optional[Claim]:
-        return self.claim_index().get(claim_id, (None, None))[1]
+        i = self.claim_index().get(claim_id)
+        return None if i is None else self.claims[i]
 
-    def claim_index(self) -> dict[str, tuple[int, Claim]]:
-        """Each claim id → (its position, the claim): the first claim of an id."""
-        index: dict[str, tuple[int, Claim]] = {}
+    def claim_index(self) -> dict[str, int]:
+        """Each claim id → its position: the first claim of an id."""
+        index: dict[str, int] = {}
         for i, c in enumerate(self.claims):
-            index.setdefault(c.id, (i, c))
+            index.setdefault(c.id, i)
         return index
 
     def source(self, source_id: str) -> Optional[Source]:
