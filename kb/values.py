@@ -229,7 +229,15 @@ class ReportMethods:
     __slots__ = ()
 
     def claim(self, claim_id: str) -> Any:
-        return next((c for c in self.claims if c.id == claim_id), None)
+        i = self.claim_index().get(claim_id)
+        return None if i is None else self.claims[i]
+
+    def claim_index(self) -> dict[str, int]:
+        """Each claim id → its position: the first claim of an id."""
+        index: dict[str, int] = {}
+        for i, c in enumerate(self.claims):
+            index.setdefault(c.id, i)
+        return index
 
     def source(self, source_id: str) -> Any:
         return next((s for s in self.sources if s.id == source_id), None)

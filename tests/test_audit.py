@@ -307,6 +307,27 @@ def test_kb_build_stores_the_auditors_verdicts_next_to_the_declared_ones(tmp_pat
     assert db.execute("select count(*) from verdicts where agree = 0").fetchone()[0] == disagreements
 
 
+def test_what_a_build_stores_of_a_verdict_is_what_the_full_verdict_says(tmp_path):
+    """kb_verdicts asks the auditor only for what a build stores (Auditor.stored, without the evidence's details):
+    the same status, evidence claims and missing parts as the full verdicts, on every record of the fixtures, of
+    claims/ and of generated reports of both styles."""
+    from auditor.audit import Auditor
+    from benchmarks.generate import generate
+    from conftest import REAL_CLAIMS, TODAY
+
+    folders = [CLAIMS, REAL_CLAIMS]
+    for style in ("project", "long"):
+        generate(tmp_path / style, reports=6, claims=60, seed=11, today=TODAY, style=style)
+        folders.append(tmp_path / style)
+    for folder in folders:
+        v = validate_kb(folder, today=TODAY)
+        auditor = Auditor(v.vocabulary)
+        for rec in v.loaded.records:
+            full = [(o, x.status, [e.claim for e in x.evidence if e.claim], x.missing)
+                    for o, x in auditor.record(rec.report).items()]
+            assert list(auditor.stored(rec.report)) == full, rec.report.id
+
+
 def test_the_verdicts_a_build_stores_are_the_same_report_by_report_as_all_at_once():
     """kb build asks for one report's verdicts at a time (on two cores); the auditor keeps one rulebook per
     vocabulary for it, and the answer is the one given for every report together."""

@@ -182,6 +182,18 @@ def test_words_and_phrases_are_found_where_a_plain_reading_finds_them():
         assert index.scan(ws) == plain, ws
 
 
+def test_words_stemmed_together_are_stemmed_as_one_at_a_time():
+    """stem_all looks every word up in the stem cache at once, and stems them one by one when one is new."""
+    from auditor import words
+
+    ws = ["runs", "restarted", "monitoring", "the", "runs", "gpu-hours", "", "3.5", "filtered", "dedup"]
+    plain = [words._STEMMER.stemWord(w) for w in ws]
+    words._STEMS.clear()
+    assert words.stem_all(ws) == plain  # none stemmed before
+    assert words.stem_all(ws) == plain  # every one stemmed before
+    assert words.stem_all(ws + ["deduplicating"]) == plain + [words._STEMMER.stemWord("deduplicating")]  # one new
+
+
 def test_clauses_and_negations_are_found_as_the_plain_patterns_find_them():
     """A clause ends at punctuation, ", but" and the like, or the word "but" (not "contribute"); a text has a
     negation when its words, joined by single spaces, have one. Both are found sooner than the plain way, and

@@ -37,6 +37,11 @@ def test_claim_ids_are_unique(write, kb_dir):
     write(replace(GOOD, "id: snapshot-days", "id: unexpected-interruptions"))
     found = problems(kb_dir)
     assert any(":24:9: KB304: claim id 'unexpected-interruptions' is used twice (first at line 13)" in p for p in found)
+    # a formula's input of an id used twice is the first claim of that id, found by position as Report.claim finds it
+    report = validate_kb(kb_dir, today=TODAY).loaded.records[0].report
+    first = next(i for i, c in enumerate(report.claims) if c.id == "unexpected-interruptions")
+    assert report.claim_index()["unexpected-interruptions"] == first
+    assert report.claim("unexpected-interruptions") is report.claims[first] and report.claim("nothing") is None
 
 
 def test_source_ids_are_unique(write, kb_dir):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from datetime import date
+from operator import itemgetter
 from pathlib import Path
 from typing import Iterable, Optional
 
@@ -24,10 +25,12 @@ class IntegrityError(Exception):
 def _insert(conn: sqlite3.Connection, name: str, rows: Iterable[dict]) -> int:
     # Plain executemany: the rows hold only text, numbers and None (lists are JSON already), and sqlite-utils'
     # insert_all spends most of a build's writing time converting them.
+    # Each row has exactly its table's columns (tests/test_schema.py): itemgetter takes them in C, sooner than a
+    # row.get a column (every table has several columns, so it gives a tuple).
     columns = schema.table(name).column_names
     sql = (f'insert into "{name}" ({", ".join(f"[{c}]" for c in columns)}) '
            f'values ({", ".join("?" * len(columns))})')
-    return conn.executemany(sql, ([row.get(c) for c in columns] for row in rows)).rowcount
+    return conn.executemany(sql, map(itemgetter(*columns), rows)).rowcount
 
 
 def write_database(path: Path, result, today: date, fs_now_ns: int, reverify=None,
