@@ -16,7 +16,6 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
-
 from .figures import Figure
 from .units import Unit
 from .words import Phrase, PhraseIndex, joined, lowered, matches_at_word_starts, phrase, tokens

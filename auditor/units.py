@@ -13,7 +13,6 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Optional
 
-
 from .figures import Figure, FigureReader
 from .words import Phrase, PhraseIndex, offsets, phrase, read_words, tokens
 

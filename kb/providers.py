@@ -36,12 +36,13 @@ class EntryPoint:
 
     def load(self) -> Callable:
         obj = import_module(self.module)
-        for attr in self.value.partition(":")[2].split("[")[0].strip().split("."):
-            obj = getattr(obj, attr) if attr else obj
+        attrs = self.value.partition(":")[2].split("[")[0].strip()  # "module:attr.attr [extras]"
+        for attr in attrs.split(".") if attrs else ():
+            obj = getattr(obj, attr)
         return obj
 
 
-def _metadata_dirs(paths: Iterable[str]) -> Iterable[tuple[str, Path]]:
+def _metadata_dirs(paths: Iterable[str]) -> Iterable[Path]:
     """Each distribution's metadata folder on the paths, the first of each name (as importlib.metadata finds
     them: a *.dist-info or *.egg-info folder; a zip on the path holds none of ours)."""
     seen = set()
@@ -57,7 +58,7 @@ def _metadata_dirs(paths: Iterable[str]) -> Iterable[tuple[str, Path]]:
             name = re.sub(r"[-_.]+", "_", low.rpartition(".")[0].partition("-")[0])
             if name not in seen:
                 seen.add(name)
-                yield name, Path(entry or ".", n)
+                yield Path(entry or ".", n)
 
 
 def _sections(text: str) -> dict[str, list[tuple[str, str]]]:
@@ -91,7 +92,7 @@ def _version(meta: Path) -> str:
 def entry_points(group: str = GROUP, paths: Optional[Iterable[str]] = None) -> list[EntryPoint]:
     """The entry points of a group, by name, of the distributions on sys.path (or `paths`)."""
     found = []
-    for _, meta in _metadata_dirs(sys.path if paths is None else paths):
+    for meta in _metadata_dirs(sys.path if paths is None else paths):
         try:
             text = (meta / "entry_points.txt").read_text(encoding="utf-8")
         except OSError:

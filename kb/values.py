@@ -229,8 +229,7 @@ class ReportMethods:
     __slots__ = ()
 
     def claim(self, claim_id: str) -> Any:
-        i = self.claim_index().get(claim_id)
-        return None if i is None else self.claims[i]
+        return next((c for c in self.claims if c.id == claim_id), None)
 
     def claim_index(self) -> dict[str, int]:
         """Each claim id → its position: the first claim of an id."""
