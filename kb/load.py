@@ -393,6 +393,11 @@ def record_files(path: Union[str, Path]) -> list[Path]:
     path = Path(path)
     if not path.is_dir():
         return [path]
+    return [p for _, p in named_record_files(path)]
+
+
+def named_record_files(folder: Path) -> list[tuple[str, Path]]:
+    """record_files of a folder, each with its path relative to the folder (with /): the name a build records."""
     found: list[tuple[str, ...]] = []
 
     def walk(folder: str, rel: tuple[str, ...]) -> None:
@@ -417,8 +422,8 @@ def record_files(path: Union[str, Path]) -> list[Path]:
                     is_file or (e.is_symlink() and not os.path.exists(e.path))):
                 found.append(rel + (e.name,))
 
-    walk(str(path), ())
-    return [path.joinpath(*parts) for parts in sorted(found)]
+    walk(str(folder), ())
+    return [("/".join(parts), folder.joinpath(*parts)) for parts in sorted(found)]
 
 
 def load_paths(paths: Iterable[Union[str, Path]], progress: Any = None, compact: bool = False,

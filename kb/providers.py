@@ -119,8 +119,17 @@ def code_hash(package: str) -> str:
     spec = find_spec(package)  # found, not imported
     roots = list(spec.submodule_search_locations or []) if spec else []
     h = hashlib.sha256()
-    for root in map(Path, roots):
-        for p in sorted(root.rglob("*")):
-            if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc":
-                h.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+    for root in roots:
+        # os.walk, not rglob: the same files in the same order (folders' links not followed, files' links read; a
+        # path's parts compared as sorted Paths compare them), without a Path and a stat per file
+        files = []
+        for folder, dirs, names in os.walk(root):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            at = () if folder == root else tuple(os.path.relpath(folder, root).split(os.sep))
+            files += [(at + (n,), os.path.join(folder, n)) for n in names
+                      if n != "__pycache__" and os.path.splitext(n)[1] != ".pyc"]
+        for parts, path in sorted(files):
+            if os.path.isfile(path):
+                with open(path, "rb") as f:
+                    h.update("/".join(parts).encode() + b"\0" + f.read() + b"\0")
     return h.hexdigest()

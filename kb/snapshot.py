@@ -26,7 +26,7 @@ from .checks import StoredFigure
 from .compiled import Compiled, load as load_validators
 from .db import read
 from .duplicates import Summary
-from .load import Loaded, load_file, record_files
+from .load import Loaded, load_file, named_record_files
 
 
 def file_digest(path: Path) -> Optional[str]:
@@ -200,16 +200,16 @@ def current_files(claims_dir: Union[str, Path], known: Optional[dict[str, tuple[
                   ) -> dict[str, tuple[Path, Optional[str]]]:
     """Relative path → (path, sha256) of every record file of a claims folder. `known`: relative path →
     (sha256, stamp) as the last build recorded them; a file with the same size and mtime is not read again
-    (as git and make do)."""
+    (as git and make do). `claims_dir`: a folder."""
     claims_dir = Path(claims_dir)
     known = known or {}
     out = {}
-    for p in record_files(claims_dir):
-        rel = relative_name(p, claims_dir)
+    top = os.path.join(str(claims_dir), "")
+    for rel, p in named_record_files(claims_dir):
         digest, stamp = known.get(rel, (None, None))
         if stamp is not None:
             try:
-                st = p.stat()
+                st = os.stat(top + rel)  # the path's text made once here, not by the Path (a thousand files)
                 if stamp == f"{st.st_size}:{st.st_mtime_ns}":
                     out[rel] = (p, digest)
                     continue

@@ -231,6 +231,36 @@ def test_a_report_like_an_existing_one_is_warned_about_naming_the_other_file(kb,
     assert kb("validate", "--claims", d, "--strict", d / "llama-3-herd.yaml").exit_code == 1
 
 
+def test_the_first_question_about_alike_reports_has_the_answers_of_the_index():
+    """kb.duplicates.Index answers its first question by searching the reports' texts and later ones from an index
+    of their words: the same reports either way (words inside other words, short words, words too common to
+    narrow the search, models, organisations, letters that lowercase to ASCII)."""
+    import random
+
+    from kb.duplicates import Index, Summary
+
+    rnd = random.Random(15)
+    words = ["Llama", "llamas", "SuperLlama", "llama-3", "Model", "DeepSeek", "v3", "K2", "ab", "abc", "\u212aimi", "Kimi", "the",
+             "OPT-175B", "175b", "13B", "MoE", "fine\ntuned", "Meta", "meta-ai", "\u0130nstruct", "instruct"]
+
+    def report(i):
+        def some(n):
+            return [rnd.choice(words) for _ in range(rnd.randint(0, n))]
+        return Summary(f"r{i}", " ".join(some(6)), " ".join(some(2)), tuple(some(2)))
+
+    found = 0
+    for _ in range(300):
+        reports = [report(i) for i in range(rnd.randint(0, 120))]
+        q = report(-1)
+        index = Index(reports)
+        index.alike("a first question", "", ())  # the next question is answered from the index
+        by_index = index.alike(q.title, q.organization, q.models)
+        by_search = Index(reports).alike(q.title, q.organization, q.models)
+        assert [(m.other.id, m.score, m.why) for m in by_search] == [(m.other.id, m.score, m.why) for m in by_index]
+        found += len(by_index)
+    assert found > 100  # not a comparison of empty answers
+
+
 def test_a_claim_repeating_another_of_the_same_report_is_warned_about(kb, write, kb_dir):
     write(replace(GOOD, "disclosures:", "  - id: interruptions-again\n    statement: 419 unexpected interruptions "
                   "in a 54-day snapshot!\n    value: 419\n    unit: interruptions\n    source: paper\n"

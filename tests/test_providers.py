@@ -65,3 +65,30 @@ def test_an_entry_point_loads_its_object():
     ep = providers.EntryPoint("x", "kb.providers:EntryPoint.load", "1")
     assert ep.load() is providers.EntryPoint.load
     assert providers.EntryPoint("y", "kb.providers", "1").load() is providers
+
+
+def test_a_packages_code_hash_covers_its_files_in_path_order(tmp_path, monkeypatch):
+    import hashlib
+    import os
+    import sys
+
+    pkg = tmp_path / "hashed_pkg"
+    (pkg / "db" / "__pycache__").mkdir(parents=True)
+    (pkg / "__init__.py").write_bytes(b"")
+    (pkg / "db.py").write_bytes(b"one")
+    (pkg / "db" / "x.py").write_bytes(b"two")
+    (pkg / "data.yaml").write_bytes(b"three")
+    (pkg / "db" / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"compiled")
+    (pkg / "db" / "__pycache__" / "notes.txt").write_bytes(b"not code")
+    (pkg / "stray.pyc").write_bytes(b"compiled")
+    os.symlink(tmp_path / "nowhere", pkg / "gone.py")  # a link that leads nowhere is no file
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "y.py").write_bytes(b"four")
+    os.symlink(tmp_path / "elsewhere", pkg / "linked")  # a link to a folder is not followed
+    os.symlink(tmp_path / "elsewhere" / "y.py", pkg / "z.py")  # a link to a file is read
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("hashed_pkg", None)
+    # a path's parts in order, as sorted Paths have them: db/x.py before db.py
+    expected = hashlib.sha256(b"__init__.py\0\0" + b"data.yaml\0three\0" + b"db/x.py\0two\0" + b"db.py\0one\0"
+                              + b"z.py\0four\0").hexdigest()
+    assert providers.code_hash("hashed_pkg") == expected
