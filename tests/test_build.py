@@ -111,6 +111,21 @@ def test_a_failed_build_leaves_the_last_good_database_byte_identical(built, kb):
     assert [p.name for p in db_path.parent.iterdir() if p.name.endswith(".tmp")] == []
 
 
+def test_rows_whose_references_do_not_hold_are_refused_naming_them(tmp_path):
+    """The records are validated before they are written, so this is a last guard: a claim citing a source its
+    report does not have (made here by changing a validated record) fails the write, naming the reference."""
+    from kb.db.write import IntegrityError, write_database
+    from kb.pipeline import validate_kb
+
+    claims, _ = make_site(tmp_path)
+    validation = validate_kb(claims, today=date(2026, 11, 29))
+    report = validation.loaded.records[0].report
+    report.claims[0].source = "nowhere"
+    with pytest.raises(IntegrityError, match="foreign keys do not hold in the written database: .*"
+                                             r"a claims row \(rowid 1\) refers to no sources row"):
+        write_database(tmp_path / "broken.db", validation, date(2026, 11, 29), 0)
+
+
 def test_a_problem_the_checks_find_in_a_build_names_its_line_though_the_texts_were_not_kept(built, kb):
     """A build lets each file's text go once read (the records of a large knowledge base are as large as their
     texts) and reads the file again for the line of a problem the checks find later."""

@@ -45,8 +45,10 @@ def write_database(path: Path, result, today: date, fs_now_ns: int, reverify=Non
     db = sqlite_utils.Database(path, recreate=True)
     db.execute("pragma journal_mode = off")
     db.execute("pragma synchronous = off")
-    db.execute("pragma foreign_keys = on")
-    # No transaction or journal is needed for atomicity: nobody sees this file until it is renamed.
+    # No transaction or journal is needed for atomicity: nobody sees this file until it is renamed. The references
+    # are checked once every row is in (pragma foreign_key_check, below): checked at each insert, as
+    # foreign_keys = on does, the inserts took about 15% longer, and a broken one stopped the build with SQLite's
+    # message instead of ours.
     def write(t: schema.Table) -> None:
         db[t.name].create(t.types, pk=t.pk, foreign_keys=t.foreign_keys or None,
                           not_null=set([t.pk] if isinstance(t.pk, str) else t.pk))
@@ -67,7 +69,9 @@ def write_database(path: Path, result, today: date, fs_now_ns: int, reverify=Non
     write(schema.table("verdicts"))
     violations = list(db.execute("pragma foreign_key_check").fetchall())
     if violations:
-        raise IntegrityError(f"foreign keys do not hold in the written database: {violations[:5]}")
+        broken = "; ".join(f"a {table} row (rowid {rowid}) refers to no {parent} row"
+                           for table, rowid, parent, _ in violations[:5])
+        raise IntegrityError(f"foreign keys do not hold in the written database: {broken}")
     db.execute("analyze")
     db.close()
     return counts
