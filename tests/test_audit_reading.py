@@ -378,7 +378,6 @@ def test_health_checks_before_a_job_starts_are_recovery_tooling():
     assert status("Quick diagnostics of the tokenizer found no errors.\n", "ops-staffing") == "absent"
 
 
-
 def test_restarting_before_a_loss_spike_is_a_recovery_procedure():
     # the rubric: rollbacks are operations evidence (and failed-runs evidence, with the data skipped)
     text = "We restarted training from a checkpoint roughly 100 steps before the spike started.\n"
