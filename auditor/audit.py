@@ -202,9 +202,9 @@ class Auditor:
                     continue
                 if h.given or o.evidence == "all" or h.part not in d.given:
                     by_unit.setdefault(id(h.unit), []).append(h)
-            units = sorted(by_unit.values(), key=lambda hs: (not any(h.given for h in hs),
+            cited = sorted(by_unit.values(), key=lambda hs: (not any(h.given for h in hs),
                                                               not any(h.figure for h in hs), hs[0].unit.line or 0))
-            yield o, d, units[:MAX_EVIDENCE], missing
+            yield o, d, cited[:MAX_EVIDENCE], missing
 
 
 def _evidence(hits: list[Hit]) -> Evidence:
