@@ -126,6 +126,25 @@ def test_rows_whose_references_do_not_hold_are_refused_naming_them(tmp_path):
         write_database(tmp_path / "broken.db", validation, date(2026, 11, 29), 0)
 
 
+def test_a_written_database_is_checked_to_hold_the_records_claims(tmp_path):
+    """The last guard before a database is renamed into place: its claims, read back, against the records' own
+    checksums. A figure changed in the file (here by hand) fails it, naming how many reports differ."""
+    from kb.db import checksum
+    from kb.db.write import IntegrityError, holds_claims, write_database
+    from kb.pipeline import validate_kb
+
+    claims, _ = make_site(tmp_path)
+    validation = validate_kb(claims, today=date(2026, 11, 29))
+    written = write_database(tmp_path / "kb.db", validation, date(2026, 11, 29), 0)
+    digests = checksum.of_records(validation.loaded.records)
+    assert holds_claims(tmp_path / "kb.db", digests) == written.checksum
+    with sqlite3.connect(tmp_path / "kb.db") as conn:
+        conn.execute("update claims set value_text = '9.99' where rowid = (select min(rowid) from claims)")
+    with pytest.raises(IntegrityError, match=r"does not hold the records' claims \(\d+ claims; the checksums of "
+                                             r"1 report differ\)"):
+        holds_claims(tmp_path / "kb.db", digests)
+
+
 def test_a_problem_the_checks_find_in_a_build_names_its_line_though_the_texts_were_not_kept(built, kb):
     """A build lets each file's text go once read (the records of a large knowledge base are as large as their
     texts) and reads the file again for the line of a problem the checks find later."""

@@ -122,12 +122,14 @@ def chart_points(result) -> Iterable[dict]:
 
 
 def table_rows(result, today: date, fs_now_ns: int, reverify=None, verdict_cache=None,
-               verdicts: Optional[Verdicts] = None) -> dict[str, Callable[[], Iterable[dict]]]:
+               verdicts: Optional[Verdicts] = None,
+               digests: Optional[dict[str, tuple[str, int]]] = None) -> dict[str, Callable[[], Iterable[dict]]]:
     """For every table, a function giving its rows for the validated records (and the vocabulary). `fs_now_ns`
     is the file system's time now (kb.db.atomic.fs_clock), for the record files' stamps; `reverify` the last kb
     reverify results (kb.reverify.Results), if any; `verdict_cache` the verdicts kept between builds
     (kb.verdict_cache.VerdictCache), if any; `verdicts`: the Verdicts the records were added to as they were
-    validated (else made here, from verdict_cache)."""
+    validated (else made here, from verdict_cache); `digests`: kb.db.checksum.of_records of the records, if made
+    already."""
     verdicts = verdicts if verdicts is not None else Verdicts.of(result, verdict_cache)
     vocabulary = result.vocabulary
     checked = result.checked
@@ -230,11 +232,11 @@ def table_rows(result, today: date, fs_now_ns: int, reverify=None, verdict_cache
                  "y_label": c.y.label, "y_log": int(c.y.log)} for c in vocabulary.charts)
 
     def files():
-        digests = checksum.of_records(records)
+        sums = digests if digests is not None else checksum.of_records(records)
         claims_dir = Path(result.claims_dir or ".")
         return ({"path": relative_name(Path(rec.path), claims_dir), "sha256": rec.digest,
                  "stamp": trusted_stamp(rec.stamp, fs_now_ns), "report": rec.report.id,
-                 "checksum": digests[rec.report.id][0], "claims": digests[rec.report.id][1]} for rec in records)
+                 "checksum": sums[rec.report.id][0], "claims": sums[rec.report.id][1]} for rec in records)
 
     return {"reports": reports, "sources": sources, "patterns": patterns, "omissions": omissions,
             "claims": claims, "claim_patterns": claim_patterns, "claim_topics": claim_topics,

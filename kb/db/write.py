@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import dataclass
 from datetime import date
 from operator import itemgetter
 from pathlib import Path
 from typing import Iterable, Optional
 
-from . import schema
+from . import checksum, read, schema
 from .rows import Verdicts, table_rows
 
 # What an update deletes, children before parents (foreign keys are enforced as it goes).
@@ -20,6 +21,23 @@ _REPORT_ROWS = ["reverify", "claim_patterns", "claim_topics", "chart_points", "d
 
 class IntegrityError(Exception):
     pass
+
+
+@dataclass
+class Written:
+    counts: dict[str, int]  # rows per table
+    checksum: str  # of every report's claims as the database holds them (kb.db.checksum.combine)
+
+
+def holds_claims(path: Path, digests: dict[str, tuple[str, int]]) -> str:
+    """Check that the database at path holds the claims the records hold (`digests`: kb.db.checksum.of_records),
+    and that its count of claims is every report's; the checksum of every report's claims."""
+    found, stored, total = read.written(path, set(digests))
+    if found != digests or sum(n for _, n in stored.values()) != total:
+        differ = {report for report, _ in set(found.items()) ^ set(digests.items())}
+        raise IntegrityError(f"the written database does not hold the records' claims ({total} claims; the "
+                             f"checksums of {len(differ)} report{'s' * (len(differ) != 1)} differ)")
+    return checksum.combine(stored)
 
 
 def _insert(conn: sqlite3.Connection, name: str, rows: Iterable[dict]) -> int:
@@ -34,13 +52,14 @@ def _insert(conn: sqlite3.Connection, name: str, rows: Iterable[dict]) -> int:
 
 
 def write_database(path: Path, result, today: date, fs_now_ns: int, reverify=None,
-                   verdicts: Optional[Verdicts] = None) -> dict[str, int]:
+                   verdicts: Optional[Verdicts] = None) -> Written:
     """Write every table, index and view into a fresh database at path (with the last kb reverify results, if
-    any, and the records' verdicts: kb.db.rows.Verdicts). Returns row counts per table."""
+    any, and the records' verdicts: kb.db.rows.Verdicts), and check it holds the records' claims."""
     import sqlite_utils
 
+    digests = checksum.of_records(result.loaded.records)
     # the verdicts may be audited in child processes while the rest is written: their table comes last
-    rows = table_rows(result, today, fs_now_ns, reverify, verdicts=verdicts)
+    rows = table_rows(result, today, fs_now_ns, reverify, verdicts=verdicts, digests=digests)
     counts: dict[str, int] = {}
     db = sqlite_utils.Database(path, recreate=True)
     db.execute("pragma journal_mode = off")
@@ -66,23 +85,36 @@ def write_database(path: Path, result, today: date, fs_now_ns: int, reverify=Non
     for t in schema.TABLES:
         if t.fts:
             db[t.name].enable_fts(list(t.fts), tokenize="porter")
+    # What can be checked and measured before the verdicts is, while they may still be audited on the other core:
+    # done after them, it took the last 1.5 s of a large build with that core idle.
+    _check_references(db.conn)
+    db.execute("analyze")
+    written = holds_claims(path, digests)
     write(schema.table("verdicts"))
-    violations = list(db.execute("pragma foreign_key_check").fetchall())
+    _check_references(db.conn, "verdicts")
+    db.execute("analyze verdicts")
+    db.close()
+    return Written(counts, written)
+
+
+def _check_references(conn: sqlite3.Connection, table: str = "") -> None:
+    """Every reference of the database's rows (of one table's) holds, else IntegrityError naming the first five."""
+    violations = conn.execute(f"pragma foreign_key_check{f'({table})' if table else ''}").fetchall()
     if violations:
         broken = "; ".join(f"a {table} row (rowid {rowid}) refers to no {parent} row"
                            for table, rowid, parent, _ in violations[:5])
         raise IntegrityError(f"foreign keys do not hold in the written database: {broken}")
-    db.execute("analyze")
-    db.close()
-    return counts
 
 
 def update_database(path: Path, result, today: date, fs_now_ns: int, reports: set[str], files: list[str],
-                    new_day: bool = False, reverify=None, verdict_cache=None) -> dict[str, int]:
+                    new_day: bool = False, reverify=None, verdict_cache=None) -> Written:
     """In a copy of the last database at path: delete the rows of `reports` and of the record `files`, insert
     the rows of the validated records (the changed files and the reports whose formulas use them); on a new day,
-    count every check's age again (the reports whose citability changed with it are among `reports`)."""
-    rows = {name: list(make()) for name, make in table_rows(result, today, fs_now_ns, reverify, verdict_cache).items()}
+    count every check's age again (the reports whose citability changed with it are among `reports`); then check it
+    holds the records' claims."""
+    digests = checksum.of_records(result.loaded.records)
+    rows = {name: list(make()) for name, make in
+            table_rows(result, today, fs_now_ns, reverify, verdict_cache, digests=digests).items()}
     doomed = json.dumps(sorted(reports))
     fts = schema.table("claims").fts
     conn = sqlite3.connect(str(path), isolation_level=None)  # transactions are begun and committed here
@@ -135,7 +167,7 @@ def update_database(path: Path, result, today: date, fs_now_ns: int, reports: se
         raise IntegrityError(f"the update breaks the database's references ({e})")
     finally:
         conn.close()
-    return counts
+    return Written(counts, holds_claims(path, digests))
 
 
 def write_meta(db_path: Path, meta: dict[str, str]) -> None:
