@@ -41,7 +41,9 @@ def stem_all(words: list[str]) -> list[str]:
         return [stem(w) for w in words]
 
 
-_WORD = re.compile(r"[a-z0-9]+(?:[-\u00ad\u2010\u2011][a-z0-9]+)*(?:\.[0-9]+)?")
+# A word: letters of ASCII and digits, and mu, of "µP" (written with the micro sign or the Greek letter: read as
+# the Greek one), which would be the word "p" without it.
+_WORD = re.compile(r"[a-z0-9\u00b5\u03bc]+(?:[-\u00ad\u2010\u2011][a-z0-9\u00b5\u03bc]+)*(?:\.[0-9]+)?")
 
 
 _URL = re.compile(r"(?:https?://|www\.)[^\s)\]>\"']+")
@@ -93,6 +95,8 @@ def read_words(text: str) -> tuple[list[str], str, list[str]]:
         words = [w.translate(_HYPHENS) for w in found]
     elif "-" in low:
         words = [w.replace("-", "") if "-" in w else w for w in found]  # translate took five times as long
+    if "\u00b5" in low:
+        words = [w.replace("\u00b5", "\u03bc") for w in words]
     return stem_all(words), low, found
 
 

@@ -63,6 +63,18 @@ def test_a_cue_of_several_words_is_found_written_as_one_hyphenated_word():
     assert status("A voting step runs before each job.\n", "ops-staffing") == "absent"
 
 
+def test_mu_p_is_a_word_of_its_own_not_the_letter_p():
+    # without mu among the letters of a word, the cue "µP" was the word "p", found in "$\\epsilon_{o p t}$"
+    assert tokens("µP and μP") == ["μp", "and", "μp"]
+    assert find(phrase("µp"), tokens("the optimal rate $\\epsilon _ { o p t }$")) is None
+    assert status("We used μP to transfer the learning rate.\n", "hp-search") == "partial"
+
+
+def test_an_isoflop_sweep_is_a_search_with_its_scale():
+    assert status("From isoFLOP profiles of models from 10M to 1B parameters we chose 52B.\n", "hp-search") == "disclosed"
+    assert status("Models from 10M to 1B parameters were trained.\n", "hp-search") == "absent"
+
+
 def test_developers_are_people_not_development():
     # the stemmer folds "developers" into "develop": a word of its own keeps them apart
     assert tokens("developers and a developer") == ["developer", "and", "a", "developer"]
@@ -166,15 +178,16 @@ def test_words_and_phrases_are_found_where_a_plain_reading_finds_them():
 
     rng = random.Random(5)
     pieces = list("abcz019 .-,:/\n\u00ad\u2010") + ["re-started", "3.5", "x.-1", "www.a-b.org", "https://e.org/x",
-                                                    "İ", "ſ", "Fine-Tuned", "the", "runs", "of"]
+                                                    "İ", "ſ", "Fine-Tuned", "the", "runs", "of", "µP", "μP"]
     texts = [p.read_text(encoding="utf-8") for p in (Path(__file__).parent / "audit_labelled" / "texts").glob("*")]
     texts += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 30))) for _ in range(3000)]
-    join = re.compile(r"(?<=[A-Za-z0-9])[-\u00ad\u2010\u2011](?=[A-Za-z0-9])")
+    join = re.compile(r"(?<=[A-Za-z0-9\u00b5\u03bc])[-\u00ad\u2010\u2011](?=[A-Za-z0-9\u00b5\u03bc])")
     for text in texts:
         low = text.lower()
         if "://" in low or "www." in low:
             low = words._URL.sub(lambda m: " " * len(m.group()), low)
-        plain = [(words.stem(join.sub("", m.group())), m.start()) for m in words._WORD.finditer(low)]
+        plain = [(words.stem(join.sub("", m.group()).replace("\u00b5", "\u03bc")), m.start())
+                 for m in words._WORD.finditer(low)]
         stems, lowered, found = words.read_words(text)
         assert list(zip(stems, words.offsets(lowered, found))) == plain, repr(text[:80])
 
