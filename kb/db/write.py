@@ -97,9 +97,9 @@ def write_database(path: Path, result, today: date, fs_now_ns: int, reverify=Non
     return Written(counts, written)
 
 
-def _check_references(conn: sqlite3.Connection, table: str = "") -> None:
-    """Every reference of the database's rows (of one table's) holds, else IntegrityError naming the first five."""
-    violations = conn.execute(f"pragma foreign_key_check{f'({table})' if table else ''}").fetchall()
+def _check_references(conn: sqlite3.Connection, only: str = "") -> None:
+    """Every reference of the database's rows (of table `only`'s) holds, else IntegrityError naming the first five."""
+    violations = conn.execute(f"pragma foreign_key_check{f'({only})' if only else ''}").fetchall()
     if violations:
         broken = "; ".join(f"a {table} row (rowid {rowid}) refers to no {parent} row"
                            for table, rowid, parent, _ in violations[:5])
