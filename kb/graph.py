@@ -40,11 +40,12 @@ Nodes = dict[str, dict]
 Edges = dict[tuple[str, str], dict]
 
 
-def _parts(validation: "Validation"):
+def _parts(validation: "Validation", nodes: bool = True, edges: bool = True):
     """The graph as a stream: ("node", id, attrs) and ("edge", (source, target), attrs), nodes before the edges
-    that need them. A node or edge given twice has its attributes merged."""
+    that need them (only the nodes, or only the edges, if asked). A node or edge given twice has its attributes
+    merged."""
     vocab = validation.vocabulary
-    if vocab is not None:
+    if vocab is not None and nodes:
         for p in vocab.patterns:
             yield "node", node_id("pattern", p.id), dict(kind="pattern", label=p.title, key=p.id)
         for o in vocab.omissions:
@@ -53,27 +54,31 @@ def _parts(validation: "Validation"):
     for rec in validation.loaded.records:
         r = rec.report
         rn = node_id("report", r.id)
-        yield "node", rn, dict(kind="report", label=r.title, key=r.id, organization=r.organization,
-                               published=r.published.isoformat())
-        for s in r.sources:
-            yield "node", node_id("source", f"{r.id}/{s.id}"), dict(
-                kind="source", label=s.title, key=f"{r.id}/{s.id}", url=s.url or s.path or "", source_kind=s.kind)
+        if nodes:
+            yield "node", rn, dict(kind="report", label=r.title, key=r.id, organization=r.organization,
+                                   published=r.published.isoformat())
+            for s in r.sources:
+                yield "node", node_id("source", f"{r.id}/{s.id}"), dict(
+                    kind="source", label=s.title, key=f"{r.id}/{s.id}", url=s.url or s.path or "", source_kind=s.kind)
         for c in r.claims:
             ref = f"{r.id}/{c.id}"
             cn = node_id("claim", ref)
             claims.add(cn)
-            yield "node", cn, dict(kind="claim", label=c.statement, key=ref, report=r.id, status=c.status,
-                                   value=c.value_text or "", unit=c.unit or "")
-            yield "edge", (rn, cn), dict(relation="states")
-            if c.source:
-                yield "edge", (cn, node_id("source", f"{r.id}/{c.source}")), dict(relation="cites")
-            for p in c.patterns:
-                yield "edge", (cn, node_id("pattern", p)), dict(relation="supports")
-        for omission, d in r.disclosures.items():
-            yield "edge", (rn, node_id("omission", omission)), dict(
-                relation=VERDICT_RELATION[d.status], evidence=",".join(f"{r.id}/{x}" for x in d.claims),
-                note=d.note or "")
-    if validation.checked is not None:
+            if nodes:
+                yield "node", cn, dict(kind="claim", label=c.statement, key=ref, report=r.id, status=c.status,
+                                       value=c.value_text or "", unit=c.unit or "")
+            if edges:
+                yield "edge", (rn, cn), dict(relation="states")
+                if c.source:
+                    yield "edge", (cn, node_id("source", f"{r.id}/{c.source}")), dict(relation="cites")
+                for p in c.patterns:
+                    yield "edge", (cn, node_id("pattern", p)), dict(relation="supports")
+        if edges:
+            for omission, d in r.disclosures.items():
+                yield "edge", (rn, node_id("omission", omission)), dict(
+                    relation=VERDICT_RELATION[d.status], evidence=",".join(f"{r.id}/{x}" for x in d.claims),
+                    note=d.note or "")
+    if validation.checked is not None and edges:
         for (report_id, claim_id), check in validation.checked.derived.items():
             cn = node_id("claim", f"{report_id}/{claim_id}")
             if cn not in claims:
@@ -231,8 +236,8 @@ def rows(validation: "Validation", kind: str) -> Iterable[dict]:
     networkx is needed only to ask the graph questions, and a large graph's dicts would all sit in memory.
     A part given twice (a formula using a claim twice) is one row, as it is one edge in networkx."""
     seen: set = set()
-    for k, key, d in _parts(validation):
-        if k != kind or key in seen:
+    for k, key, d in _parts(validation, nodes=kind == "node", edges=kind == "edge"):
+        if key in seen:
             continue
         seen.add(key)
         if kind == "node":
