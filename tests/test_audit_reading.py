@@ -75,6 +75,15 @@ def test_an_isoflop_sweep_is_a_search_with_its_scale():
     assert status("Models from 10M to 1B parameters were trained.\n", "hp-search") == "absent"
 
 
+def test_the_length_of_a_contamination_checks_ngrams_is_not_the_datas_size():
+    text = ("The training set mixes web pages and code, deduplicated with MinHash.\n\n"
+            "A token counts as contaminated if it lies in a token n-gram longer than 10 tokens found in both the "
+            "evaluation sample and the training set.\n")
+    v = verdicts(text)
+    assert [(e.line, e.part) for e in v["data-filtering"].evidence] == [(1, "sources")]
+    assert [(e.line, e.part) for e in v["contamination"].evidence] == [(3, "method")]
+
+
 def test_developers_are_people_not_development():
     # the stemmer folds "developers" into "develop": a word of its own keeps them apart
     assert tokens("developers and a developer") == ["developer", "and", "a", "developer"]
