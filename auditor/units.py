@@ -63,11 +63,21 @@ class Unit:
 
 def _not_own(figures: list[Figure], own: frozenset) -> list[Figure]:
     """The figures, less the sizes of the report's own models: "for the 120B model" is the model, not the scale of
-    a search (RUBRIC.md: a model's size is not a figure of anything)."""
+    a search (RUBRIC.md: a model's size is not a figure of anything); nor is a list of them ("the models of size
+    160M, 410M, and 1.4B" of a suite)."""
     if not own:
         return figures
-    return [f for f in figures if not (f.kind == "params" and f.value is not None
-                                       and any(abs(f.value - s) <= 1e-6 * s for s in own))]
+
+    def is_own(f: Figure) -> bool:
+        return f.kind == "params" and f.value is not None and any(abs(f.value - s) <= 1e-6 * s for s in own)
+    owned = [f for f in figures if is_own(f)]
+    if not owned:
+        return figures
+
+    def listed_own(f: Figure) -> bool:
+        inside = [g for g in figures if g.kind != "range" and f.start <= g.start and g.end <= f.end]
+        return bool(inside) and all(g in owned for g in inside)
+    return [f for f in figures if not (is_own(f) or (f.kind == "range" and listed_own(f)))]
 
 
 class Reader:

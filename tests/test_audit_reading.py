@@ -126,6 +126,13 @@ def test_the_size_of_the_reports_own_model_is_not_the_scale_of_a_search():
     assert record["hp-search"].status == "partial"
 
 
+def test_a_list_of_the_suites_own_model_sizes_is_not_the_scale_of_a_search():
+    suite = "# Acme suite: models of 160M, 410M and 1.4B parameters\n\n"
+    sentence = "Our own experiments on batch size, with the models of size 160M, 410M, and 1.4B, showed it was feasible.\n"
+    assert status(suite + sentence, "hp-search") == "partial"
+    assert status("# Acme-7B\n\n" + sentence, "hp-search") == "disclosed"  # sizes of other models: candidates
+
+
 def test_numbers_are_found_as_the_one_pattern_finds_them():
     """auditor.figures.numbers scans digits and number words apart (the case-blind words, tried at every character,
     were most of reading a long text's figures): the same matches, groups and order as the one pattern, on the
