@@ -92,9 +92,17 @@ def test_shared_work_gives_every_item_once_in_order_from_both_processes():
 def test_items_that_come_one_at_a_time_are_worked_on_from_the_first_ones():
     """kb build adds each record as it is validated: once `minimum` have come, a child works on them while more
     come; when that child has taken all of its own, the ones that came since go to another. The result is fn's
-    for every item, in order, each item done once."""
+    for every item, in order, each item done once. This process asks for the result once the first child has
+    taken an item (on a busy machine a child can start so late that this process would take every item)."""
     parent = os.getpid()
-    ahead = parallel.Ahead(one_each, minimum=10)
+    child_began, tell_parent = os.pipe()
+
+    def tells(items):
+        if os.getpid() != parent:
+            os.write(tell_parent, b"x")
+        return one_each(items)
+
+    ahead = parallel.Ahead(tells, minimum=10)
     forked = parallel.can_fork(ITEMS, 10)
     for i in ITEMS[:9]:
         ahead.add(i)
@@ -104,7 +112,11 @@ def test_items_that_come_one_at_a_time_are_worked_on_from_the_first_ones():
         assert ahead.batches and ahead.batches[0].pid is not None  # the first child began with the tenth item
     for i in ITEMS[10:]:
         ahead.add(i)
+    if forked:
+        select.select([child_began], [], [], 30)  # only the first child can have begun before its items are taken
     got = ahead.result()
+    os.close(child_began)
+    os.close(tell_parent)
     assert [r["item"] for r in got] == ITEMS
     if forked:
         assert {r["pid"] for r in got[:10]} != {parent}  # the first items' child did some of them
