@@ -70,13 +70,10 @@ def _not_own(figures: list[Figure], own: frozenset) -> list[Figure]:
 
     def is_own(f: Figure) -> bool:
         return f.kind == "params" and f.value is not None and any(abs(f.value - s) <= 1e-6 * s for s in own)
-    owned = [f for f in figures if is_own(f)]
-    if not owned:
-        return figures
 
-    def listed_own(f: Figure) -> bool:
+    def listed_own(f: Figure) -> bool:  # a range, every figure in it one of the report's sizes
         inside = [g for g in figures if g.kind != "range" and f.start <= g.start and g.end <= f.end]
-        return bool(inside) and all(g in owned for g in inside)
+        return bool(inside) and all(is_own(g) for g in inside)
     return [f for f in figures if not (is_own(f) or (f.kind == "range" and listed_own(f)))]
 
 
