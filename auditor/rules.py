@@ -186,12 +186,12 @@ class Rulebook:
                         explain.append(Dropped(o.id, u, f"in a {', '.join(sorted(scope & u.sections) or ['fine-tuning'])} "
                                                         f"section or sentence: out of scope"))
                     continue
-                out += self._unit_hits(o, u, scan, before, context, explain)
+                out += self._unit_hits(o, u, scan, before, context, explain, in_fine_tuning)
             scans.pop(i - 1, None)
         return out
 
     def _unit_hits(self, o: Omission, u: Unit, scan: _Scan, before: Optional[_Scan], context: _Scan,
-                   explain: Optional[list]) -> list[Hit]:
+                   explain: Optional[list], in_fine_tuning: bool = False) -> list[Hit]:
         parts = self.parts[o.id]
         mentioned: dict[str, tuple[Phrase, int]] = {}
         out: list[Hit] = []
@@ -227,7 +227,7 @@ class Rulebook:
                 out.append(Hit(other, part, cue.text, u, admission=True, partial_only=True))
             elif explain is not None:
                 explain.append(Dropped(o.id, u, f"{p.id}: '{cue.text}' stands in a negation"))
-        partial_only = bool(set(o.partial_only) & u.sections)
+        partial_only = bool(set(o.partial_only) & u.sections or "fine-tuning" in o.partial_only and in_fine_tuning)
         for p in parts:
             if p.id not in mentioned:
                 continue

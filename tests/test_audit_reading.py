@@ -328,6 +328,17 @@ def test_a_deduplications_hashes_are_its_parameter():
     assert v.status == "disclosed" and "parameter" in v.given
 
 
+def test_a_unit_of_length_is_not_a_filters_parameter():
+    # "tokens", "words", "lines" name what a figure counts; the cut-off is the threshold written with it
+    text = ("Web pages are 60% of the pretraining data and code is 40%. Documents were filtered with a quality "
+            "classifier.\nThe learning rate warmed up over 4B tokens.\n")
+    v = verdicts(text)["data-filtering"]
+    assert v.status == "partial" and {e.line for e in v.evidence} == {1}
+    v = verdicts("Web pages are 60% of the pretraining data and code is 40%. Documents with fewer than 50 words "
+                 "were filtered out.\n")["data-filtering"]
+    assert v.status == "disclosed" and "parameter" in v.given
+
+
 def test_people_on_a_rotation_are_a_staffing_statement():
     v = verdicts("The run was watched by a team of three engineers on a weekly on-call rotation.\n")["ops-staffing"]
     assert v.status == "partial" and "people" in v.given  # staffing, but no tooling: partial
@@ -436,6 +447,17 @@ def test_one_sentence_about_fine_tuning_is_out_of_scope_wherever_it_stands():
     assert status(text, "data-filtering") == "partial"
     assert status("We adapt the data mixture: 60% web (Common Crawl) and 40% code (The Stack).\n",
                   "data-filtering") == "partial"
+
+
+def test_a_search_in_fine_tuning_counts_but_decides_no_more_than_partial():
+    # RUBRIC.md: "a search in any training stage counts"; a fine-tuning search alone says nothing of how the
+    # pretraining run's settings were chosen, so it is cited, as partial evidence
+    sweep = "We swept four learning rates (1e-5, 2e-5, 5e-5 and 1e-4) on 7B models.\n"
+    assert status("## Pretraining\n\n" + sweep, "hp-search") == "disclosed"
+    v = verdicts("## Supervised fine-tuning\n\n" + sweep)["hp-search"]
+    assert v.status == "partial" and v.given == [] and [e.line for e in v.evidence] == [3]
+    v = verdicts("For supervised fine-tuning, " + sweep[0].lower() + sweep[1:])["hp-search"]
+    assert v.status == "partial" and {e.line for e in v.evidence} == {1}
 
 
 def test_a_word_in_another_sense_is_not_a_cue():
