@@ -5,7 +5,8 @@ data is not pretraining data); a part is mentioned when one of its cues occurs a
 next to one of the part's anchors), unless the cue stands in a negation in its clause (then, as the part says,
 it is ignored, an admission that counts as a mention, or a mention of another omission's part); a part is given
 when a mention comes with a figure of one of the part's kinds (and, with `needs`, a mention of one of those parts
-in the unit, its headings or the sentence before). In an acknowledgements section a part is mentioned at most.
+in the unit, its headings or the sentence before). In a section an omission reads for mentions only
+(acknowledgements; for the search, fine-tuning too) a part is mentioned at most.
 The verdict: disclosed when one of the omission's rules holds, partial when any part is mentioned, else absent.
 """
 
@@ -49,7 +50,7 @@ class Hit:
     unit: Unit
     figure: Optional[Figure] = None
     given: bool = False
-    partial_only: bool = False  # from an acknowledgements section: a mention at most
+    partial_only: bool = False  # from a section the omission reads for mentions only: a mention at most
     admission: bool = False  # a negated cue counted as a mention ("we did not check")
 
 
