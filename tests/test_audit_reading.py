@@ -328,6 +328,11 @@ def test_a_deduplications_hashes_are_its_parameter():
     assert v.status == "disclosed" and "parameter" in v.given
 
 
+def test_a_share_of_the_pretraining_mix_is_a_share():
+    v = verdicts("DCLM-baseline was 10% of the pretraining mix and left out of the annealing mix.\n")["data-filtering"]
+    assert v.status == "partial" and "shares" in v.given
+
+
 def test_a_unit_of_length_is_not_a_filters_parameter():
     # "tokens", "words", "lines" name what a figure counts; the cut-off is the threshold written with it
     text = ("Web pages are 60% of the pretraining data and code is 40%. Documents were filtered with a quality "
