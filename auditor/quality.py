@@ -6,6 +6,7 @@ the texts of tests/audit_labelled (labels.yaml); tests/audit_labelled/split.yaml
 Records are audited with their `topics` and `disclosures` removed: an auditor that reads the answer is not
 measured. For each omission: exact agreement over the three levels, agreement on absent against present, the
 confusion matrix; for records, the evidence claims found against those the judgement names (recall, precision).
+A text is audited without the lines it opens with to say where its passages were read (report_text).
 """
 
 from __future__ import annotations
@@ -113,6 +114,24 @@ def load_items(names: set[str]) -> list[Item]:
     return items
 
 
+# The lines a labelled text opens with to say where its passages come from ("Source: URL", "Excerpts read DATE
+# from ..."): the labeller's, not the report's, so the auditor does not read them ("arxiv" there is no data source).
+_PROVENANCE = ("Source: ", "Excerpts read ")
+_HEADER_LINES = 8
+
+
+def report_text(text: str) -> str:
+    """A labelled text as the report gives it: the provenance lines between its title and the next heading blanked
+    (the lines keep their numbers)."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines[1:_HEADER_LINES], start=1):
+        if line.startswith("#"):
+            break
+        if line.startswith(_PROVENANCE):
+            lines[i] = ""
+    return "\n".join(lines)
+
+
 def measure(names: set[str]) -> Scores:
     vocabulary = load_vocabulary(packaged("vocabulary.yaml"))
     auditor = Auditor(vocabulary)
@@ -123,7 +142,7 @@ def measure(names: set[str]) -> Scores:
             report = report.model_copy(update={"claims": [c.model_copy(update={"topics": []}) for c in report.claims]})
             verdicts = auditor.record(report)
         else:
-            verdicts = auditor.text(it.path.read_text(encoding="utf-8"))
+            verdicts = auditor.text(report_text(it.path.read_text(encoding="utf-8")))
         it.got = {o: v.status for o, v in verdicts.items()}
         it.found = {o: {e.claim for e in v.evidence if e.claim} if v.status != "absent" else set()
                     for o, v in verdicts.items()}

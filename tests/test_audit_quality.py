@@ -104,3 +104,14 @@ def test_the_readme_shows_the_figures_as_measured(measured):
     assert block, "README.md has no quality block"
     assert block.group(1) == quality.markdown(*measured), \
         "README.md's quality block is out of date: paste `python -m auditor.quality --markdown`"
+
+
+def test_a_texts_provenance_lines_are_not_read_as_the_report():
+    # "Source: https://arxiv.org/..." would name arXiv as a data source; the lines keep their numbers
+    text = ("# Acme-7B\nSource: https://arxiv.org/abs/2501.00001\nExcerpts read 2026-12-01 from a stored copy\n\n"
+            "## Data\nSource: the report's own word, past the header, stays.\n" + "line\n" * 8 + "Source: stays\n")
+    kept = quality.report_text(text).split("\n")
+    assert kept[:4] == ["# Acme-7B", "", "", ""] and kept[5].startswith("Source: the report")
+    assert kept[-2] == "Source: stays" and len(kept) == len(text.split("\n"))
+    assert Auditor(load_vocabulary(packaged("vocabulary.yaml"))).text(quality.report_text(text[:text.index("\n\n")]))[
+        "data-filtering"].status == "absent"
