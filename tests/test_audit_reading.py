@@ -344,6 +344,21 @@ def test_a_unit_of_length_is_not_a_filters_parameter():
     assert v.status == "disclosed" and "parameter" in v.given
 
 
+@pytest.mark.parametrize("text", [
+    "On 26 June an unexpected NVLink error forced a restart.",
+    "The restart hung because of a Lustre file-system error.",
+    "Node n30039 reported missing GPUs; another node had lost connection.",
+    "The training terminated unexpectedly and was restarted from the last step.",
+])
+def test_a_hardware_error_met_during_the_run_is_operations_evidence(text):
+    # RUBRIC.md: "hardware failures mentioned" are partial operations evidence; a training log names them as errors
+    assert status(text + "\n", "ops-staffing") == "partial"
+
+
+def test_an_error_of_a_model_is_no_hardware_failure():
+    assert status("The network's error on held-out data fell by 3%.\n", "ops-staffing") == "absent"
+
+
 def test_people_on_a_rotation_are_a_staffing_statement():
     v = verdicts("The run was watched by a team of three engineers on a weekly on-call rotation.\n")["ops-staffing"]
     assert v.status == "partial" and "people" in v.given  # staffing, but no tooling: partial
