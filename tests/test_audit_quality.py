@@ -108,7 +108,8 @@ def test_the_readme_shows_the_figures_as_measured(measured):
 
 def test_a_texts_provenance_lines_are_not_read_as_the_report():
     # the labeller's "Excerpts read ... of the arXiv PDF" would name arXiv as a data source
-    header = "# Acme-7B\nSource: https://arxiv.org/abs/2501.00001\nExcerpts read 2026-12-01 from a copy of the arXiv PDF\n"
+    header = ("# Acme-7B\nSource: https://arxiv.org/abs/2501.00001\n"
+              "Excerpts read 2026-12-01 from a copy of the arXiv PDF\n")
     auditor = Auditor(load_vocabulary(packaged("vocabulary.yaml")))
     assert auditor.text(header)["data-filtering"].status == "partial"
     assert auditor.text(quality.report_text(header))["data-filtering"].status == "absent"
