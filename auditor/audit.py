@@ -72,6 +72,7 @@ class Evidence:
     kind: Optional[str] = None  # its kind (compute, percent, ngram, ...)
     parts: list[dict] = field(default_factory=list)  # every part this unit gives or mentions: {part, cue, value?, kind?}
     admission: bool = False  # the unit admits the part was not done ("we did not run a check"): partial evidence
+    limited: Optional[str] = None  # the kind of section that makes it a mention at most (acknowledgements, fine-tuning)
 
 
 @dataclass
@@ -221,7 +222,7 @@ def _evidence(hits: list[Hit]) -> Evidence:
     return Evidence(h.part, h.cue, 100.0, h.figure is not None, claim=u.claim,
                     sentence=None if u.claim else u.text[:600], line=u.line,
                     value=h.figure.label if h.figure else None, kind=h.figure.kind if h.figure else None,
-                    parts=parts, admission=all(x.admission for x in hits))
+                    parts=parts, admission=all(x.admission for x in hits), limited=h.limited or None)
 
 
 # Hygiene and declarations.

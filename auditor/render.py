@@ -29,7 +29,8 @@ def _parts(e) -> str:
     for p in e.parts or [{"part": e.part, "cue": e.cue, "given": e.figure, "value": e.value, "kind": e.kind}]:
         what = f"{p['part']} {p['value']} ({p['kind']})" if p.get("value") else f"{p['part']} “{p['cue']}”"
         out.append(what if p.get("given") else f"{what} mentioned")
-    return ", ".join(out) + (" (an admission it was not done)" if e.admission else "")
+    return ", ".join(out) + (" (an admission it was not done)" if e.admission else "") + (
+        f" (in {e.limited}: a mention at most)" if e.limited else "")
 
 
 def _cut(text: str, width: int = 140) -> str:

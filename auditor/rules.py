@@ -52,6 +52,7 @@ class Hit:
     given: bool = False
     partial_only: bool = False  # from a section the omission reads for mentions only: a mention at most
     admission: bool = False  # a negated cue counted as a mention ("we did not check")
+    limited: str = ""  # the kind of section that made it a mention at most ("acknowledgements", "fine-tuning")
 
 
 @dataclass
@@ -228,7 +229,9 @@ class Rulebook:
                 out.append(Hit(other, part, cue.text, u, admission=True, partial_only=True))
             elif explain is not None:
                 explain.append(Dropped(o.id, u, f"{p.id}: '{cue.text}' stands in a negation"))
-        partial_only = bool(set(o.partial_only) & u.sections or "fine-tuning" in o.partial_only and in_fine_tuning)
+        limited = min(set(o.partial_only) & u.sections, default="") or (
+            "fine-tuning" if "fine-tuning" in o.partial_only and in_fine_tuning else "")
+        partial_only = bool(limited)
         for p in parts:
             if p.id not in mentioned:
                 continue
@@ -245,7 +248,7 @@ class Rulebook:
                 continue
             if p.needs and not needs_met:
                 continue
-            out.append(Hit(o.id, p.id, cue.text, u, figure, given and not partial_only, partial_only))
+            out.append(Hit(o.id, p.id, cue.text, u, figure, given and not partial_only, partial_only, limited=limited))
         return out
 
     def _negated_cue(self, u: Unit, cue: Phrase, at: int, memo: dict) -> bool:
@@ -297,6 +300,11 @@ class Rulebook:
             found = (f"{', '.join(sorted(given))} given" if given else "") + (
                 "; " if given and mentioned - given else "") + (
                 f"{', '.join(sorted(mentioned - given))} only mentioned" if mentioned - given else "")
+            # where the only mentions stand in a section read for mentions at most, say so: the figures are there
+            limited = sorted({h.limited for h in hits if h.limited and h.part not in given | full_mentions})
+            if limited:
+                found += f" (in {' and '.join(limited)} only, which {'give' if len(limited) > 1 else 'gives'} " \
+                         f"mentions at most)"
             return Decision("partial", sorted(given), sorted(mentioned - given),
                             f"partial: {found}; disclosed would need {' and '.join(lacks)} as well", lacks)
         return Decision("absent", [], [], "absent: nothing on it")

@@ -476,6 +476,9 @@ def test_a_search_in_fine_tuning_counts_but_decides_no_more_than_partial():
     assert status("## Pretraining\n\n" + sweep, "hp-search") == "disclosed"
     v = verdicts("## Supervised fine-tuning\n\n" + sweep)["hp-search"]
     assert v.status == "partial" and v.given == [] and [e.line for e in v.evidence] == [3]
+    # the verdict says why figures of a search stay a mention
+    assert "(in fine-tuning only, which gives mentions at most)" in v.rule
+    assert [e.limited for e in v.evidence] == ["fine-tuning"]
     v = verdicts("For supervised fine-tuning, " + sweep[0].lower() + sweep[1:])["hp-search"]
     assert v.status == "partial" and {e.line for e in v.evidence} == {1}
 
@@ -550,6 +553,8 @@ def test_acknowledgements_give_partial_operations_evidence_at_most():
         """
     v = verdicts(text)["ops-staffing"]
     assert v.status == "partial" and v.given == []
+    assert "(in acknowledgements only, which gives mentions at most)" in v.rule
+    assert {e.limited for e in v.evidence} == {"acknowledgements"}
 
 
 def test_a_contribution_list_gives_partial_search_evidence_at_most():
@@ -657,6 +662,15 @@ def test_explain_shows_the_units_read_and_why_some_were_dropped(tmp_path):
     # the run's size mentions "used", a cue of failed runs' compute, but with no failed run near it
     assert "dropped: line 3: “We trained Acme-7B on 2.1T tokens" in out
     assert "compute: 'used' without runs nearby" in out
+
+
+
+def test_a_mention_a_section_limits_says_so_where_it_is_printed(tmp_path):
+    path = tmp_path / "thanks.md"
+    path.write_text("# Report\n\n## Acknowledgements\n\nWe thank the infra team for keeping the training cluster "
+                    "running.\n")
+    out = CliRunner().invoke(audit, [str(path)], catch_exceptions=False).stdout
+    assert "people “infra team” mentioned (in acknowledgements: a mention at most)" in out
 
 
 # Evidence: the claims and sentences a verdict names.
