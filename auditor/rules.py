@@ -50,9 +50,13 @@ class Hit:
     unit: Unit
     figure: Optional[Figure] = None
     given: bool = False
-    partial_only: bool = False  # from a section the omission reads for mentions only: a mention at most
     admission: bool = False  # a negated cue counted as a mention ("we did not check")
-    limited: str = ""  # the kind of section that made it a mention at most ("acknowledgements", "fine-tuning")
+    limited: str = ""  # the kind of section the omission reads for mentions only ("acknowledgements", "fine-tuning")
+
+    @property
+    def partial_only(self) -> bool:
+        """A mention at most: an admission, or from a section the omission reads for mentions only."""
+        return self.admission or bool(self.limited)
 
 
 @dataclass
@@ -193,7 +197,7 @@ class Rulebook:
         return out
 
     def _unit_hits(self, o: Omission, u: Unit, scan: _Scan, before: Optional[_Scan], context: _Scan,
-                   explain: Optional[list], in_fine_tuning: bool = False) -> list[Hit]:
+                   explain: Optional[list], in_fine_tuning: bool) -> list[Hit]:
         parts = self.parts[o.id]
         mentioned: dict[str, tuple[Phrase, int]] = {}
         out: list[Hit] = []
@@ -223,15 +227,14 @@ class Rulebook:
                 continue
             cue, at = own
             if p.spec.negated in ("mention", "only"):
-                out.append(Hit(o.id, p.id, cue.text, u, admission=True, partial_only=True))
+                out.append(Hit(o.id, p.id, cue.text, u, admission=True))
             elif "/" in p.spec.negated:
                 other, _, part = p.spec.negated.partition("/")
-                out.append(Hit(other, part, cue.text, u, admission=True, partial_only=True))
+                out.append(Hit(other, part, cue.text, u, admission=True))
             elif explain is not None:
                 explain.append(Dropped(o.id, u, f"{p.id}: '{cue.text}' stands in a negation"))
         limited = min(set(o.partial_only) & u.sections, default="") or (
             "fine-tuning" if "fine-tuning" in o.partial_only and in_fine_tuning else "")
-        partial_only = bool(limited)
         for p in parts:
             if p.id not in mentioned:
                 continue
@@ -248,7 +251,7 @@ class Rulebook:
                 continue
             if p.needs and not needs_met:
                 continue
-            out.append(Hit(o.id, p.id, cue.text, u, figure, given and not partial_only, partial_only, limited=limited))
+            out.append(Hit(o.id, p.id, cue.text, u, figure, given and not limited, limited=limited))
         return out
 
     def _negated_cue(self, u: Unit, cue: Phrase, at: int, memo: dict) -> bool:
