@@ -42,8 +42,11 @@ def stem_all(words: list[str]) -> list[str]:
 
 
 # A word: letters of ASCII and digits, and mu, of "µP" (written with the micro sign or the Greek letter: read as
-# the Greek one), which would be the word "p" without it.
-_WORD = re.compile(r"[a-z0-9\u00b5\u03bc]+(?:[-\u00ad\u2010\u2011][a-z0-9\u00b5\u03bc]+)*(?:\.[0-9]+)?")
+# the Greek one), which would be the word "p" without it. Punctuation that parts words is read as a word of its own,
+# so that no phrase is found across it: "code, data and checkpoints" has no "code data", "optimizers, learning rate"
+# no "optimal learning rate". (Not the brackets of a Markdown link: "the [Pile](...)" names the Pile.)
+_WORD = re.compile(r"[a-z0-9\u00b5\u03bc]+(?:[-\u00ad\u2010\u2011][a-z0-9\u00b5\u03bc]+)*(?:\.[0-9]+)?"
+                   r"|[,;:.](?=\s)|[()\u2014]")
 
 
 _URL = re.compile(r"(?:https?://|www\.)[^\s)\]>\"']+")
@@ -82,9 +85,10 @@ def lowered(text: str, low: Optional[str] = None) -> Optional[str]:
 
 
 def read_words(text: str) -> tuple[list[str], str, list[str]]:
-    """The text's words: lowercased, a hyphenated word joined ("re-started" is "restarted"), stemmed. A web address
-    has no words ("arxiv.org/abs/..." names no dataset). With them, what offsets() needs to tell where each starts
-    (asked only where a negation is looked for): the lowercased text read, and the words as found in it."""
+    """The text's words (with the punctuation between them that no phrase crosses): lowercased, a hyphenated word
+    joined ("re-started" is "restarted"), stemmed. A web address has no words ("arxiv.org/abs/..." names no
+    dataset). With them, what offsets() needs to tell where each starts (asked only where a negation is looked
+    for): the lowercased text read, and the words as found in it."""
     low = text.lower()
     if "://" in low or "www." in low:
         low = _URL.sub(lambda m: " " * len(m.group()), low)
@@ -106,14 +110,21 @@ _HYPHENS = str.maketrans("", "", "-\u00ad\u2010\u2011")
 
 def offsets(low: str, found: list[str]) -> list[int]:
     """Where each word found by read_words starts: each is the first place at or after the end of the one before
-    where its letters occur, as the first letter or digit there starts a word."""
+    where its letters occur, as the first letter or digit there starts a word; a comma, semicolon, colon or full
+    stop, the first followed by whitespace ("10^{-4},$ , and")."""
     out, at = [], 0
     find = low.find
     for w in found:
         at = find(w, at)
+        if w in _SPACED:
+            while not low[at + 1:at + 2].isspace():
+                at = find(w, at + 1)
         out.append(at)
         at += len(w)
     return out
+
+
+_SPACED = frozenset(",;:.")  # punctuation read as a word only where whitespace follows it (_WORD)
 
 
 def tokens(text: str) -> list[str]:

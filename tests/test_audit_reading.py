@@ -63,6 +63,17 @@ def test_a_cue_of_several_words_is_found_written_as_one_hyphenated_word():
     assert status("A voting step runs before each job.\n", "ops-staffing") == "absent"
 
 
+def test_a_phrase_is_never_found_across_punctuation():
+    # "code, data" is a list, not code data; "optimizers, learning rate" says nothing of an optimal learning rate
+    assert find(phrase("code data"), tokens("All code, data and checkpoints are public.")) is None
+    assert find(phrase("code data"), tokens("The code data is 10% of the mix.")) is not None
+    assert find(phrase("optimal learning rate"), tokens("optimizers, learning rate schedule")) is None
+    assert find(phrase("data mixture"), tokens("code data (mixture of synthetic and raw code)")) is None
+    assert status("All code, data and checkpoints are public.\n", "data-filtering") == "absent"
+    # the brackets of a Markdown link part nothing: "the [Pile](...)" names the Pile
+    assert find(phrase("the pile"), tokens("trained on the [Pile](https://pile.eleuther.ai/) dataset")) == 2
+
+
 def test_mu_p_is_a_word_of_its_own_not_the_letter_p():
     # without mu among the letters of a word, the cue "µP" was the word "p", found in "$\\epsilon_{o p t}$"
     assert tokens("µP and μP") == ["μp", "and", "μp"]
@@ -333,6 +344,14 @@ def test_a_share_of_the_pretraining_mix_is_a_share():
     assert v.status == "partial" and "shares" in v.given
 
 
+def test_a_share_of_something_else_than_the_data_is_no_share_of_the_mixture():
+    # "of the total" is a share of the data only next to words about data
+    v = verdicts("Two runs diverged and were discarded; the wasted compute was about 8% of the total budget.\n")
+    assert v["data-filtering"].status == "absent"
+    v = verdicts("Code was limited to 10% of the total mixture.\n")["data-filtering"]
+    assert v.status == "partial" and "shares" in v.given
+
+
 def test_a_unit_of_length_is_not_a_filters_parameter():
     # "tokens", "words", "lines" name what a figure counts; the cut-off is the threshold written with it
     text = ("Web pages are 60% of the pretraining data and code is 40%. Documents were filtered with a quality "
@@ -488,6 +507,9 @@ def test_a_word_in_another_sense_is_not_a_cue():
     assert status("The architecture is adapted from GPT-3, with the following differences.\n", "hp-search") == "absent"
     assert status("A linear warm-up of the learning rate is followed by a cosine decay.\n", "hp-search") == "absent"
     assert status("Following GPT-3, the learning rate is warmed up linearly.\n", "hp-search") == "partial"
+    # following another report's contamination check is that check, not a setting taken from it
+    v = verdicts("We follow the decontamination procedure of GPT-3 (13-gram overlap).\n")
+    assert v["hp-search"].status == "absent" and v["contamination"].status == "partial"
     assert status("Our 7B model matches or outperforms larger models on MMLU and GSM8K.\n", "contamination") == "absent"
     assert status("We release 154 intermediate checkpoints per model, hosted on Hugging Face.\n",
                   "ops-staffing") == "absent"
