@@ -507,6 +507,10 @@ def test_a_word_in_another_sense_is_not_a_cue():
     assert status("The architecture is adapted from GPT-3, with the following differences.\n", "hp-search") == "absent"
     assert status("A linear warm-up of the learning rate is followed by a cosine decay.\n", "hp-search") == "absent"
     assert status("Following GPT-3, the learning rate is warmed up linearly.\n", "hp-search") == "partial"
+    # a value changed during the run for what was seen is how it was chosen; a schedule's decay is not
+    assert status("The loss fell slowly, so the learning rate was halved from step 26000.\n", "hp-search") == "partial"
+    assert status("Gradient norms grew, and the learning rate was lowered to 1.3e-4.\n", "hp-search") == "partial"
+    assert status("A final phase lowers the learning rate exponentially to 3e-5.\n", "hp-search") == "absent"
     # following another report's contamination check is that check, not a setting taken from it
     v = verdicts("We follow the decontamination procedure of GPT-3 (13-gram overlap).\n")
     assert v["hp-search"].status == "absent" and v["contamination"].status == "partial"
