@@ -84,6 +84,7 @@ class _Part:
         self.cues = [phrase(c) for c in part.cues]
         self.weak = [phrase(c) for c in (*part.weak_cues, *(n for g in part.weak_gazetteers for n in gazetteer[g]))]
         self.anchors = [phrase(c) for c in part.anchors]
+        self.weak_not_with = [phrase(c) for c in part.weak_not_with]
         self.in_sections = {kind: ([phrase(c) for c in sc.cues], [phrase(a) for a in sc.anchors])
                             for kind, sc in part.in_sections.items()}
         self.figures = set(part.figures)
@@ -106,6 +107,7 @@ class _Scan:
         self.cues: dict[tuple, list[tuple[Phrase, int]]] = {}
         self.weak: dict[tuple, list[tuple[Phrase, int]]] = {}
         self.anchors: set[tuple] = set()
+        self.weak_kept: set[tuple] = set()  # parts whose weak cues do not count here (one of their weak_not_with)
         self.negations: dict = {}  # whether a cue at a position stands in a negation, once known
         found = index.scan(words)
         masked = {at + k for (key, kind, p), at in found if kind == "not-cue" for k in range(len(p.stems))}
@@ -118,6 +120,8 @@ class _Scan:
                 self.weak.setdefault(key, []).append((p, at))
             elif kind == "anchor":
                 self.anchors.add(key)
+            elif kind == "weak-not-with":
+                self.weak_kept.add(key)
             elif kind[0] == "section-cue":
                 self.cues.setdefault((key, kind[1]), []).append((p, at))
             else:  # a section's anchor
@@ -125,12 +129,12 @@ class _Scan:
 
     def matches(self, part: _Part, sections: frozenset = frozenset()) -> list[tuple[Phrase, int]]:
         """Every cue of the part found and where, in the order of the text: its strong cues; its weak ones only
-        when no strong cue is found and one of its anchors is; in a section of a kind the part names, that
+        when no strong cue is found and one of its anchors is (and none of its weak_not_with); in a section of a kind the part names, that
         section's cues next to one of that section's anchors."""
         found = self.cues.get(part.key)
         if found:
             return found
-        if part.key in self.anchors and part.key in self.weak:
+        if part.key in self.anchors and part.key in self.weak and part.key not in self.weak_kept:
             return self.weak[part.key]
         for kind in part.in_sections:
             if kind in sections and (part.key, kind) in self.anchors and (part.key, kind) in self.cues:
@@ -154,7 +158,8 @@ class Rulebook:
         self.index = PhraseIndex()
         for parts in self.parts.values():
             for part in parts:
-                for kind, phrases in (("cue", part.cues), ("weak", part.weak), ("anchor", part.anchors)):
+                for kind, phrases in (("cue", part.cues), ("weak", part.weak), ("anchor", part.anchors),
+                                      ("weak-not-with", part.weak_not_with)):
                     for p in phrases:
                         self._file(p, part.key, kind)
                 for section, (cues, anchors) in part.in_sections.items():

@@ -189,6 +189,9 @@ class OmissionPart(Strict):
     cues: list[Phrase] = Field(min_length=1)
     weak_cues: list[Phrase] = Field(default_factory=list)
     anchors: list[Phrase] = Field(default_factory=list)
+    # Phrases that keep the weak cues from counting in a sentence or claim where one of them stands: a run
+    # "restarted from the latest checkpoint" resumed after an interruption, which RUBRIC.md puts in operations.
+    weak_not_with: list[Phrase] = Field(default_factory=list)
     # Lists of the vocabulary's `gazetteer` whose names are weak cues too (the datasets' names have one list).
     weak_gazetteers: list[Slug] = Field(default_factory=list)
     # The kinds of figure (the vocabulary's figure_kinds) that give the part: a mention with one of them in the

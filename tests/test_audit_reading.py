@@ -432,6 +432,24 @@ def test_a_clean_run_is_operations_evidence_not_a_failed_run():
     assert v["ops-staffing"].status == "partial" and v["ops-staffing"].evidence[0].part == "stability"
 
 
+@pytest.mark.parametrize("text", [
+    "An on-call team monitored the run, restarting from the latest checkpoint after hardware faults.",
+    "Our trainer restarts jobs automatically after node failures.",
+])
+def test_a_run_resumed_after_an_interruption_is_operations_evidence_not_a_failed_run(text):
+    # RUBRIC.md: "interruptions resumed from the last checkpoint" are operations evidence, not failed runs
+    v = verdicts(text + "\n")
+    assert v["failed-runs"].status == "absent"
+    assert v["ops-staffing"].status == "partial"
+
+
+def test_a_run_restarted_otherwise_is_a_failed_run():
+    # the same weak cue, without a resumption's words, still reads as a failed run; a rollback keeps its strong cue
+    assert status("The run was restarted with a lower learning rate.\n", "failed-runs") == "partial"
+    assert status("The loss spiked, and we restarted from an earlier checkpoint, automatically.\n",
+                  "failed-runs") == "partial"
+
+
 def _record(*claims: dict) -> dict:
     return AUDITOR.record(Report.model_validate({
         "id": "acme", "title": "Acme", "organization": "Acme", "published": "2026-01-01",
