@@ -314,6 +314,21 @@ def test_a_contamination_check_with_its_threshold_and_overlap_is_disclosed():
     assert v.status == "disclosed" and set(v.given) == {"method", "threshold", "overlap"}
 
 
+def test_a_threshold_given_by_reference_to_a_named_earlier_check_is_enough():
+    # RUBRIC.md: the threshold "given by reference to a named earlier method is enough"
+    v = verdicts("For MMLU we used the decontamination method of Llama 2, finding 3.1% of questions contaminated.\n")
+    assert v["contamination"].status == "disclosed" and set(v["contamination"].given) == {"method", "reference",
+                                                                                          "overlap"}
+    # without a named check, or without the overlap found, it is not
+    assert status("We decontaminated the benchmarks, finding 3.1% of MMLU questions contaminated.\n",
+                  "contamination") == "partial"
+    v = verdicts("We used the decontamination method of Llama 2.\n")["contamination"]
+    assert v.status == "partial" and "reference" in v.given and [m["part"] for m in v.missing] == ["overlap"]
+    # an absent verdict asks for the threshold, not for a reference as well
+    assert [m["part"] for m in verdicts("Nothing here.\n")["contamination"].missing] == ["method", "threshold",
+                                                                                        "overlap"]
+
+
 def test_a_cost_reads_with_the_failed_runs_of_the_sentence_before():
     v = verdicts("""\
         Two runs diverged and were discarded. Together they cost 40,000 GPU-hours.
