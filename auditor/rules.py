@@ -1,12 +1,12 @@
 """RUBRIC.md as the vocabulary states it: which units mention or give which part of an omission, and the verdict.
 
 For each unit and omission: the unit is skipped when it sits in a section out of the omission's scope (fine-tuning
-data is not pretraining data); a part is mentioned when one of its cues occurs as whole words (a weak cue only
-next to one of the part's anchors), unless the cue stands in a negation in its clause (then, as the part says,
-it is ignored, an admission that counts as a mention, or a mention of another omission's part); a part is given
-when a mention comes with a figure of one of the part's kinds (and, with `needs`, a mention of one of those parts
-in the unit, its headings or the sentence before). In a section an omission reads for mentions only
-(acknowledgements; for the search, fine-tuning too) a part is mentioned at most.
+data is not pretraining data); a part is mentioned when one of its cues occurs as whole words (a weak cue only next
+to one of the part's anchors, and none of its weak_not_with), unless the cue stands in a negation in its clause
+(then, as the part says, it is ignored, an admission that counts as a mention, or a mention of another omission's
+part); a part is given when a mention comes with a figure of one of the part's kinds (and, with `needs`, a mention
+of one of those parts in the unit, its headings or the sentence before). In a section an omission reads for mentions
+only (acknowledgements; for the search, fine-tuning too) a part is mentioned at most.
 The verdict: disclosed when one of the omission's rules holds, partial when any part is mentioned, else absent.
 """
 
@@ -129,8 +129,8 @@ class _Scan:
 
     def matches(self, part: _Part, sections: frozenset = frozenset()) -> list[tuple[Phrase, int]]:
         """Every cue of the part found and where, in the order of the text: its strong cues; its weak ones only
-        when no strong cue is found and one of its anchors is (and none of its weak_not_with); in a section of a kind the part names, that
-        section's cues next to one of that section's anchors."""
+        when no strong cue is found and one of its anchors is (and none of its weak_not_with); in a section of a
+        kind the part names, that section's cues next to one of that section's anchors."""
         found = self.cues.get(part.key)
         if found:
             return found
