@@ -383,6 +383,9 @@ def _read_text(path: Path) -> str:
 def audit_text(path: Path, kb: KnowledgeBase, auditor: Optional[Auditor] = None,
                explain: bool = False) -> Audit:
     text = _read_text(path)
+    if not re.search(r"\w", text):  # five verdicts of `absent` would say the report was read and says nothing
+        scanned = " (a PDF of scanned pages has no text layer: run OCR on it first)"
+        raise InputError(f"{path}: no words to read" + (scanned if path.suffix.lower() in PDF_SUFFIXES else ""))
     auditor = auditor or Auditor(kb.vocabulary)
     heading = re.search(r"^#\s+(.+)$", text, re.MULTILINE)
     title = heading.group(1).strip() if heading else path.stem

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from auditor.audit import Auditor, audit_paths
+from auditor.audit import Auditor, InputError, audit_paths
 from auditor.cli import audit
 from conftest import CLAIMS, GOOD, VOCABULARY, replace
 from kb.pipeline import validate_files, validate_kb
@@ -113,6 +113,19 @@ def _tiny_pdf(text: str) -> bytes:
     out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
     out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
     return bytes(out)
+
+
+def test_a_text_without_words_is_an_input_error_not_five_absent_verdicts(tmp_path):
+    # "absent" says the report was read and says nothing: an empty file or a PDF of page images says nothing read
+    (tmp_path / "empty.md").write_text("\n \n")
+    (tmp_path / "scanned.pdf").write_bytes(_tiny_pdf(""))
+    (tmp_path / "short.md").write_text("# A title\n")
+    empty, scanned, short = audit_paths([tmp_path / n for n in ("empty.md", "scanned.pdf", "short.md")])
+    assert isinstance(empty, InputError) and str(empty).endswith("empty.md: no words to read")
+    assert isinstance(scanned, InputError) and "no text layer: run OCR on it first" in str(scanned)
+    assert short.verdicts["failed-runs"].status == "absent"  # a title is a text, if a short one
+    result = CliRunner().invoke(audit, [str(tmp_path / "empty.md")])
+    assert result.exit_code == 2 and "empty.md: no words to read" in result.output
 
 
 # Records: hygiene findings, declarations, context.
