@@ -107,7 +107,7 @@ class _Scan:
         self.cues: dict[tuple, list[tuple[Phrase, int]]] = {}
         self.weak: dict[tuple, list[tuple[Phrase, int]]] = {}
         self.anchors: set[tuple] = set()
-        self.weak_kept: set[tuple] = set()  # parts whose weak cues do not count here (one of their weak_not_with)
+        self.weak_kept: dict[tuple, Phrase] = {}  # parts whose weak cues do not count here: one of their weak_not_with
         self.negations: dict = {}  # whether a cue at a position stands in a negation, once known
         found = index.scan(words)
         masked = {at + k for (key, kind, p), at in found if kind == "not-cue" for k in range(len(p.stems))}
@@ -121,7 +121,7 @@ class _Scan:
             elif kind == "anchor":
                 self.anchors.add(key)
             elif kind == "weak-not-with":
-                self.weak_kept.add(key)
+                self.weak_kept.setdefault(key, p)
             elif kind[0] == "section-cue":
                 self.cues.setdefault((key, kind[1]), []).append((p, at))
             else:  # a section's anchor
@@ -212,6 +212,9 @@ class Rulebook:
                 continue
             found = scan.matches(p, u.sections)
             if not found:
+                if explain is not None and p.key in scan.weak_kept and p.key in scan.weak and p.key in scan.anchors:
+                    explain.append(Dropped(o.id, u, f"{p.id}: '{scan.weak[p.key][0][0].text}' next to "
+                                                    f"'{scan.weak_kept[p.key].text}' is not a cue"))
                 continue
             taken = next((other for other in p.yields_to if scan.matches(other, u.sections)), None)
             if taken:

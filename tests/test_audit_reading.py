@@ -9,7 +9,7 @@ import textwrap
 import pytest
 from click.testing import CliRunner
 
-from auditor.audit import Auditor
+from auditor.audit import Auditor, Explanation
 from auditor.cli import audit
 from auditor.figures import FigureReader
 from auditor.units import Reader
@@ -456,6 +456,10 @@ def test_a_run_resumed_after_an_interruption_is_operations_evidence_not_a_failed
     v = verdicts(text + "\n")
     assert v["failed-runs"].status == "absent"
     assert v["ops-staffing"].status == "partial"
+    # --explain says why the restart gave nothing
+    explained = Explanation()
+    AUDITOR.text(text + "\n", explained)
+    assert [d.why for d in explained.dropped if d.omission == "failed-runs"][0].startswith("runs: 'restart")
 
 
 def test_a_run_restarted_otherwise_is_a_failed_run():
