@@ -84,7 +84,9 @@ def _digits(text: str) -> list:
 
 
 _MATH_NUMBER = re.compile(r"\$((?:\\[a-z]+\s*|[~\s])*)(\d[\d.,]*\s*(?:\\?%)?)\$")
-_NGRAM = re.compile(r"\b(\d+)\s?-?\s?(?:grams?|token (?:n-?grams?|spans?|overlaps?))\b|\bn\s?=\s?(\d+)\b", re.IGNORECASE)
+# an n-gram's length, in words or tokens, or in characters where it is a substring matched ("50-character substring")
+_NGRAM = re.compile(r"\b(\d+)\s?-?\s?(?:grams?|token (?:n-?grams?|spans?|overlaps?)|char(?:acter)?s? (?:sub)?strings?)\b"
+                    r"|\bn\s?=\s?(\d+)\b", re.IGNORECASE)
 
 
 _OR_MORE = re.compile(r"^\s*%?\s*(?:or|and)\s+(?:more|fewer|less|higher|lower|above|below|greater)\b", re.IGNORECASE)
@@ -162,7 +164,7 @@ class FigureReader:
             low = masked.lower()
         # (_NGRAM needs one of these: seldom there)
         for m in _NGRAM.finditer(masked) if ("gram" in low or "=" in low or "token span" in low
-                                             or "token overlap" in low) else ():
+                                             or "token overlap" in low or "string" in low) else ():
             n = m.group(1) or m.group(2)
             out.append(Figure("ngram", m.group(), float(n), m.start(), m.end()))
         taken = [(f.start, f.end) for f in out]

@@ -314,6 +314,14 @@ def test_a_contamination_check_with_its_threshold_and_overlap_is_disclosed():
     assert v.status == "disclosed" and set(v.given) == {"method", "threshold", "overlap"}
 
 
+def test_a_substring_matched_has_its_length_in_characters_as_the_threshold():
+    v = verdicts("We measure contamination by exact 32-character substring matches with the training data: 1.1% of "
+                 "MBPP problems match.\n")["contamination"]
+    assert v.status == "disclosed" and [(e.kind, e.value) for e in v.evidence if e.part == "threshold"] == [
+        ("ngram", "32-character substring")]
+    assert "ngram" not in {k for k, _ in kinds("documents shorter than 200 characters")}  # a length, no substring
+
+
 def test_a_threshold_given_by_reference_to_a_named_earlier_check_is_enough():
     # RUBRIC.md: the threshold "given by reference to a named earlier method is enough"
     v = verdicts("For MMLU we used the decontamination method of Llama 2, finding 3.1% of questions contaminated.\n")
@@ -357,6 +365,14 @@ def test_a_deduplications_hashes_are_its_parameter():
 def test_a_share_of_the_pretraining_mix_is_a_share():
     v = verdicts("DCLM-baseline was 10% of the pretraining mix and left out of the annealing mix.\n")["data-filtering"]
     assert v.status == "partial" and "shares" in v.given
+    # a "blend", as some reports call their mixture
+    v = verdicts("The final data blend is 55% English web, 20% code and 25% books.\n")["data-filtering"]
+    assert v.status == "partial" and "shares" in v.given
+
+
+def test_what_remains_after_a_filter_is_what_it_kept():
+    v = verdicts("Documents were deduplicated and filtered. After filtering, 18% of the raw crawl remains.\n")
+    assert "kept" in v["data-filtering"].given
 
 
 def test_a_share_of_something_else_than_the_data_is_no_share_of_the_mixture():
