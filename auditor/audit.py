@@ -192,9 +192,8 @@ class Auditor:
             supporting = {p.id for p in o.parts if p.evidence_only}
             d = self.rules.decide(o, [h for h in mine if h.part not in supporting])
             # for a partial verdict what the nearest disclosed rule lacks, for an absent one every part's question
-            # but those that only another way to disclosed names (a reference to an earlier check, for its threshold)
-            first = o.rules[0]
-            alternatives = {x for r in o.rules[1:] for x in (*r.given, *r.mentioned)} - {*first.given, *first.mentioned}
+            # but those that only another way to disclosed names (Rulebook.alternatives)
+            alternatives = self.rules.alternatives[o.id]
             missing = [{"part": p.id, "question": p.question} for p in o.parts if not p.evidence_only
                        and (p.id in d.lacks if d.status == "partial" else d.status == "absent"
                             and p.id not in alternatives)]

@@ -150,6 +150,10 @@ class Rulebook:
         self.vocabulary = vocabulary
         self.omissions: dict[str, Omission] = {o.id: o for o in vocabulary.omissions}
         self.parts = {o.id: [_Part(o.id, p, vocabulary.gazetteer) for p in o.parts] for o in vocabulary.omissions}
+        # the parts only a later way to disclosed names (a reference to an earlier check, for the threshold): an
+        # absent verdict does not ask for them
+        self.alternatives = {o.id: {x for r in o.rules[1:] for x in (*r.given, *r.mentioned)}
+                             - {*o.rules[0].given, *o.rules[0].mentioned} for o in vocabulary.omissions}
         by_ref = {f"{p.omission}/{p.id}": p for parts in self.parts.values() for p in parts}
         for parts in self.parts.values():
             for p in parts:
