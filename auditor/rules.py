@@ -28,6 +28,7 @@ LEVELS = {"absent": 0, "partial": 1, "disclosed": 2}
 _NEGATION = re.compile(r"\b(?:no|not|never|without|none|neither|nor|cannot|nothing|lack(?:s|ing)?|absence of|"
                        r"zero|infeasible|unable|impossible|rather than|instead of|too costly|too expensive|\w+n['’]t)\b", re.IGNORECASE)
 _NEGATION_LOWER = re.compile(_NEGATION.pattern)  # for lowercased text (auditor.words.lowered)
+_NEGATING = frozenset({"no", "not", "without", "zero", "never"})  # a cue with one of these is a negation itself
 # Whether a text has a negation anywhere, where a clause's last five words would be joined by one space each
 _NEGATION_ANY = re.compile(_NEGATION.pattern.replace(" ", r"\s+"), re.IGNORECASE)
 _NEGATION_ANY_LOWER = re.compile(_NEGATION_ANY.pattern)
@@ -103,14 +104,16 @@ _FINE_TUNING = ("", "fine-tuning")
 class _Scan:
     """Where every part's cues, weak cues and anchors occur in some words: one pass of the rulebook's index."""
 
-    def __init__(self, index: PhraseIndex, words: list[str]):
+    def __init__(self, index: PhraseIndex, words: list[str], not_cue_starts: set[str]):
         self.cues: dict[tuple, list[tuple[Phrase, int]]] = {}
         self.weak: dict[tuple, list[tuple[Phrase, int]]] = {}
         self.anchors: set[tuple] = set()
         self.weak_kept: dict[tuple, Phrase] = {}  # parts whose weak cues do not count here: one of their weak_not_with
         self.negations: dict = {}  # whether a cue at a position stands in a negation, once known
         found = index.scan(words)
-        masked = {at + k for (key, kind, p), at in found if kind == "not-cue" for k in range(len(p.stems))}
+        # the words of a not-cue are no cue's (looked for only where a word that starts one stands)
+        masked = () if not_cue_starts.isdisjoint(words) else {
+            at + k for (key, kind, p), at in found if kind == "not-cue" for k in range(len(p.stems))}
         for (key, kind, p), at in found:
             if kind == "not-cue" or (at in masked and kind != "anchor"):
                 continue
@@ -160,6 +163,7 @@ class Rulebook:
                 p.yields_to = [by_ref[ref] for ref in p.spec.yields_to]
         # every cue of every part, and the words that make a sentence about fine-tuning, in one index
         self.index = PhraseIndex()
+        self.not_cue_starts: set[str] = set()  # the first words of the not-cues (a unit without one has none)
         for parts in self.parts.values():
             for part in parts:
                 for kind, phrases in (("cue", part.cues), ("weak", part.weak), ("anchor", part.anchors),
@@ -181,17 +185,19 @@ class Rulebook:
         for form in (p, joined(p)):
             if form is not None:
                 self.index.add(form, (key, kind, form))
+                if kind == "not-cue" and form.stems:
+                    self.not_cue_starts.add(form.stems[0])
 
     def hits(self, units: list[Unit], explain: Optional[list] = None) -> list[Hit]:
         out: list[Hit] = []
         scans: dict[int, _Scan] = {}
         contexts: dict[str, _Scan] = {}
         for i, u in enumerate(units):
-            scan = scans[i] = _Scan(self.index, u.words)
+            scan = scans[i] = _Scan(self.index, u.words, self.not_cue_starts)
             # the sentence before in the paragraph (for a record, the claim before) may hold what a part needs
             before = scans[i - 1] if i and (units[i - 1].paragraph == u.paragraph or u.claim is not None) else None
             if u.context not in contexts:
-                contexts[u.context] = _Scan(self.index, tokens(u.context) if u.context else [])
+                contexts[u.context] = _Scan(self.index, tokens(u.context) if u.context else [], self.not_cue_starts)
             context = contexts[u.context]
             in_fine_tuning = _FINE_TUNING in scan.anchors
             for o in self.vocabulary.omissions:
@@ -269,7 +275,7 @@ class Rulebook:
     def _negated_cue(self, u: Unit, cue: Phrase, at: int, memo: dict) -> bool:
         """A cue that is itself a negation ("no human intervention") is not negated by it. `memo`: the answers
         for this unit so far, by word position, and what they were found from."""
-        if any(w in {"no", "not", "without", "zero", "never"} for w in cue.stems):
+        if not _NEGATING.isdisjoint(cue.stems):
             return False
         if "any" not in memo:  # most units have no negation word anywhere: nothing to look for
             memo["low"] = low = lowered(u.text)

@@ -38,9 +38,9 @@ class Unit:
     read_figures: Optional[Callable[[str], list[Figure]]] = None
     more_figures: list[Figure] = field(default_factory=list)
     _figures: Optional[list[Figure]] = None
-    # Where each word of the text starts, found when first asked for (a negation or an admission): from the
-    # lowercased text and its words as read (auditor.words.read_words).
-    _read: tuple[str, list[str]] = ("", [])
+    # Where each word of the text starts, found when first asked for (a negation or an admission): from the pieces
+    # the text was cut into when its words were read (auditor.words.read_words).
+    _pieces: list[str] = field(default_factory=list)
     _offsets: Optional[list[int]] = None
 
     @property
@@ -57,7 +57,7 @@ class Unit:
     def offsets(self) -> list[int]:
         """Where each word of the text starts in it (a row's words from its headers after them have none)."""
         if self._offsets is None:
-            self._offsets = offsets(*self._read)
+            self._offsets = offsets(self._pieces)
         return self._offsets
 
 
@@ -113,8 +113,7 @@ class Reader:
 
     def unit(self, text: str, **kw) -> Unit:
         u = Unit(text, **kw)
-        u.words, low, found = read_words(text)
-        u._read = (low, found)
+        u.words, u._pieces = read_words(text)
         own = self._own  # the figures are read later, when asked for
         u.read_figures = (lambda t: _not_own(self.figures.read(t), own)) if own else self.figures.read
         return u

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import re
+from itertools import accumulate
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -22,23 +23,29 @@ _APART = {"developer": "developer", "developers": "developer"}
 _STEMS: dict[str, str] = dict(_APART)  # a plain dict: lru_cache's call took a quarter of reading a unit's words
 
 
+# A word of digits and signs only ("27.9"; "1e-4" is not one): the stemmer, which changes only letters, would leave
+# it as it is (a knowledge base's figures are mostly different numbers, each new to the cache)
+_NO_LETTERS = re.compile("[0-9.,;:()\u2014\u00b5\u03bc$<>=\u2264\u2265-]+")
+
+
 def stem(word: str) -> str:
     found = _STEMS.get(word)
     if found is None:
         if len(_STEMS) >= 100_000:
             _STEMS.clear()
             _STEMS.update(_APART)
-        found = _STEMS[word] = _STEMMER.stemWord(word)
+        found = _STEMS[word] = word if _NO_LETTERS.fullmatch(word) else _STEMMER.stemWord(word)
     return found
 
 
 def stem_all(words: list[str]) -> list[str]:
     """[stem(w) for w in words], sooner: most words are stemmed already (then map looks them up in C, twice as
-    soon as a comprehension)."""
+    soon as a comprehension; where one is not, only that one is stemmed by a call)."""
     try:
         return list(map(_STEMS.__getitem__, words))
     except KeyError:
-        return [stem(w) for w in words]
+        get = _STEMS.get
+        return [get(w) or stem(w) for w in words]
 
 
 # A word: letters of ASCII and digits, and mu, of "µP" (written with the micro sign or the Greek letter: read as
@@ -47,6 +54,8 @@ def stem_all(words: list[str]) -> list[str]:
 # no "optimal learning rate". (Not the brackets of a Markdown link: "the [Pile](...)" names the Pile.)
 _WORD = re.compile(r"[a-z0-9\u00b5\u03bc]+(?:[-\u00ad\u2010\u2011][a-z0-9\u00b5\u03bc]+)*(?:\.[0-9]+)?"
                    r"|[,;:.](?=\s)|[()\u2014]")
+# the same, cutting a text into what lies between words and the words (each word's start is the length before it)
+_WORD_SPLIT = re.compile(f"({_WORD.pattern})")
 
 
 _URL = re.compile(r"(?:https?://|www\.)[^\s)\]>\"']+")
@@ -84,15 +93,16 @@ def lowered(text: str, low: Optional[str] = None) -> Optional[str]:
     return low if len(low) == len(text) and not _CASE_BLIND_ODD.search(text) else None
 
 
-def read_words(text: str) -> tuple[list[str], str, list[str]]:
+def read_words(text: str) -> tuple[list[str], list[str]]:
     """The text's words (with the punctuation between them that no phrase crosses): lowercased, a hyphenated word
     joined ("re-started" is "restarted"), stemmed. A web address has no words ("arxiv.org/abs/..." names no
     dataset). With them, what offsets() needs to tell where each starts (asked only where a negation is looked
-    for): the lowercased text read, and the words as found in it."""
+    for): the lowercased text, cut into what lies between words and the words as found in it."""
     low = text.lower()
     if "://" in low or "www." in low:
         low = _URL.sub(lambda m: " " * len(m.group()), low)
-    found = _WORD.findall(low)  # a match object for each word took three times as long
+    pieces = _WORD_SPLIT.split(low)  # a match object for each word took three times as long
+    found = pieces[1::2]
     words = found
     # in a word, a hyphen always stands between letters or digits: it goes
     if "\u00ad" in low or "\u2010" in low or "\u2011" in low:
@@ -101,30 +111,17 @@ def read_words(text: str) -> tuple[list[str], str, list[str]]:
         words = [w.replace("-", "") if "-" in w else w for w in found]  # translate took five times as long
     if "\u00b5" in low:
         words = [w.replace("\u00b5", "\u03bc") for w in words]
-    return stem_all(words), low, found
+    return stem_all(words), pieces
 
 
 # a hyphen or soft hyphen inside a word joins it ("re-started", "fine-tuned", "13-gram", "GPU-hours")
 _HYPHENS = str.maketrans("", "", "-\u00ad\u2010\u2011")
 
 
-def offsets(low: str, found: list[str]) -> list[int]:
-    """Where each word found by read_words starts: each is the first place at or after the end of the one before
-    where its letters occur, as the first letter or digit there starts a word; a comma, semicolon, colon or full
-    stop, the first followed by whitespace ("10^{-4},$ , and")."""
-    out, at = [], 0
-    find = low.find
-    for w in found:
-        at = find(w, at)
-        if w in _SPACED:
-            while not low[at + 1:at + 2].isspace():
-                at = find(w, at + 1)
-        out.append(at)
-        at += len(w)
-    return out
-
-
-_SPACED = frozenset(",;:.")  # punctuation read as a word only where whitespace follows it (_WORD)
+def offsets(pieces: list[str]) -> list[int]:
+    """Where each word found by read_words starts, from its pieces (what lies before the first word, the word, what
+    lies between it and the next, ...): the length of every piece before it, summed at once."""
+    return list(accumulate(map(len, pieces[:-1])))[::2]
 
 
 def tokens(text: str) -> list[str]:
@@ -169,36 +166,48 @@ def find(phrase_: Phrase, words: list[str], start: int = 0) -> Optional[int]:
 
 
 class PhraseIndex:
-    """Many phrases found in one pass over a text's words: phrases are filed by their first stem, so each word
-    looks up only the phrases that can start there (the auditor's thousands of cues, against every unit). A word
-    that starts only phrases of several words ("the", "of") is passed over unless the next word is a second word
-    of one of them."""
+    """Many phrases found in one pass over a text's words: phrases are filed by their first stem and, for a phrase
+    of several words, its second, so each word looks up only the phrases that can start there, followed by the
+    word after it (the auditor's thousands of cues, against every unit). A word that starts only phrases of several
+    words ("the", "of") is passed over unless the next word is a second word of one of them."""
 
     def __init__(self):
         self._by_first: dict[str, list[tuple[tuple[str, ...], Any]]] = {}
-        self._seconds: dict[str, Optional[set[str]]] = {}  # first stem → the second stems (None: one stands alone)
+        # made from _by_first when first scanned: each word that starts a phrase → the phrases of one word that
+        # start with it; (first, second) → those and the phrases of several words that start with both. Each
+        # (number of words, the words from the third on, payload), in the order the phrases were added.
+        self._alone: dict[str, list[tuple[int, list[str], Any]]] = {}
+        self._pairs: dict[tuple[str, str], list[tuple[int, list[str], Any]]] = {}
+        self._made = True
 
     def add(self, p: Phrase, payload: Any) -> None:
         if p.stems:
-            first = p.stems[0]
-            self._by_first.setdefault(first, []).append((p.stems, payload))
-            if len(p.stems) == 1:
-                self._seconds[first] = None
-            elif self._seconds.setdefault(first, set()) is not None:
-                self._seconds[first].add(p.stems[1])
+            self._by_first.setdefault(p.stems[0], []).append((p.stems, payload))
+            self._made = False
+
+    def _make(self) -> None:
+        self._alone, self._pairs = {}, {}
+        for first, phrases in self._by_first.items():
+            entries = [(len(stems), list(stems[2:]), stems[1] if len(stems) > 1 else None, payload)
+                       for stems, payload in phrases]
+            self._alone[first] = [(n, rest, payload) for n, rest, _, payload in entries if n == 1]
+            for second in dict.fromkeys(s for _, _, s, _ in entries if s is not None):
+                self._pairs[(first, second)] = [(n, rest, payload) for n, rest, s, payload in entries
+                                                if n == 1 or s == second]
+        self._made = True
 
     def scan(self, words: list[str]) -> list[tuple[Any, int]]:
-        """Every (payload, position) of a phrase found in words, in the order of the text."""
+        """Every (payload, position) of a phrase found in words, in the order of the text (at one position, in
+        the order the phrases were added)."""
+        if not self._made:
+            self._make()
         out = []
-        by_first, seconds = self._by_first, self._seconds
+        alone, pairs = self._alone, self._pairs
         last = len(words) - 1
-        for i in [i for i, w in enumerate(words) if w in seconds]:
+        for i in [i for i, w in enumerate(words) if w in alone]:
             w = words[i]
-            second = seconds[w]
-            if second is not None and (i == last or words[i + 1] not in second):
-                continue
-            for stems, payload in by_first[w]:
-                n = len(stems)
-                if n == 1 or tuple(words[i:i + n]) == stems:
+            found = pairs.get((w, words[i + 1])) if i < last else None
+            for n, rest, payload in alone[w] if found is None else found:
+                if n <= 2 or words[i + 2:i + n] == rest:
                     out.append((payload, i))
         return out

@@ -193,9 +193,9 @@ def test_what_is_not_a_figure_is_found_in_lowercased_text_as_the_case_blind_patt
 
 def test_words_and_phrases_are_found_where_a_plain_reading_finds_them():
     """The auditor's reading of words is made fast in three ways, each checked here against the plain way, on the
-    labelled texts and on seeded strings: a word's start is found by searching for its letters (not by a match
-    object per word); a hyphen is dropped from a word by replacing it; and a phrase of several words is tried only
-    where its second word follows its first."""
+    labelled texts and on seeded strings: a word's start is the length of the pieces the text was cut into before
+    it (not a match object per word); a hyphen is dropped from a word by replacing it; and a phrase of several
+    words is tried only where its first two words stand."""
     import random
     import re
     from pathlib import Path
@@ -215,8 +215,8 @@ def test_words_and_phrases_are_found_where_a_plain_reading_finds_them():
             low = words._URL.sub(lambda m: " " * len(m.group()), low)
         plain = [(words.stem(join.sub("", m.group()).replace("\u00b5", "\u03bc")), m.start())
                  for m in words._WORD.finditer(low)]
-        stems, lowered, found = words.read_words(text)
-        assert list(zip(stems, words.offsets(lowered, found))) == plain, repr(text[:80])
+        stems, pieces = words.read_words(text)
+        assert list(zip(stems, words.offsets(pieces), strict=True)) == plain, repr(text[:80])
 
     index, phrases = PhraseIndex(), []
     for text in ["run", "the run", "the cluster", "run of", "of the run", "the", "restart the run", "of"]:
@@ -239,6 +239,22 @@ def test_words_stemmed_together_are_stemmed_as_one_at_a_time():
     assert words.stem_all(ws) == plain  # none stemmed before
     assert words.stem_all(ws) == plain  # every one stemmed before
     assert words.stem_all(ws + ["deduplicating"]) == plain + [words._STEMMER.stemWord("deduplicating")]  # one new
+
+
+def test_a_word_without_letters_is_its_own_stem_as_the_stemmer_would_give_it():
+    """A figure ("27.9", "1,024", "≥0.8") is not given to the stemmer, which changes only letters: seeded words of
+    digits and signs come out as the stemmer gives them."""
+    import random
+
+    from auditor import words
+
+    rng = random.Random(7)
+    signs = "0123456789.,;:()\u2014\u00b5\u03bc$<>=\u2264\u2265-"
+    for _ in range(5000):
+        w = "".join(rng.choice(signs) for _ in range(rng.randint(1, 8)))
+        words._STEMS.pop(w, None)
+        assert words.stem(w) == words._STEMMER.stemWord(w) == w, w
+    assert words.stem("1e-4") == words._STEMMER.stemWord("1e-4")  # a letter: stemmed
 
 
 def test_clauses_and_negations_are_found_as_the_plain_patterns_find_them():
@@ -287,11 +303,11 @@ def test_a_word_is_negated_exactly_when_its_clause_has_a_negation_among_the_five
     texts += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 40))) for _ in range(3000)]
     texts.append("knot " + "b" * 395 + " restart")
     for text in texts:
-        stems, low, found = read_words(text)
-        u = Unit(text, words=stems, _read=(low, found))
+        stems, pieces = read_words(text)
+        u = Unit(text, words=stems, _pieces=pieces)
         memo = {"low": rules.lowered(text)}
         ends = [m.end() for m in plain_clause.finditer(text)]
-        for at, start in enumerate(offsets(low, found)):
+        for at, start in enumerate(offsets(pieces)):
             i = bisect_right(ends, start)
             prefix = text[max(ends[i - 1] if i else 0, start - 400):start]
             plain = bool(rules._NEGATION.search(" ".join(prefix.split()[-5:])))
