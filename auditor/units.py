@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Callable, Optional
 
 from .figures import Figure, FigureReader
@@ -34,9 +35,9 @@ class Unit:
     paragraph: int = 0  # units of one paragraph (or table) share it
     derived: bool = False  # a derived claim: the knowledge base's arithmetic on the report's figures
     # The unit's typed figures are read when first asked for (most units mention no part that takes a figure):
-    # by `read_figures` from the text, then `more_figures` (a claim's own figure) after them.
+    # by `read_figures` from the text, then `more_figures` (a claim's own figure, typed then too) after them.
     read_figures: Optional[Callable[[str], list[Figure]]] = None
-    more_figures: list[Figure] = field(default_factory=list)
+    more_figures: Optional[Callable[[], list[Figure]]] = None
     _figures: Optional[list[Figure]] = None
     # Where each word of the text starts, found when first asked for (a negation or an admission): from the pieces
     # the text was cut into when its words were read (auditor.words.read_words).
@@ -46,7 +47,8 @@ class Unit:
     @property
     def figures(self) -> list[Figure]:
         if self._figures is None:
-            self._figures = (self.read_figures(self.text) if self.read_figures else []) + self.more_figures
+            self._figures = ((self.read_figures(self.text) if self.read_figures else [])
+                             + (self.more_figures() if self.more_figures else []))
         return self._figures
 
     @figures.setter
@@ -138,12 +140,15 @@ class Reader:
             u = self.unit(text, line=where(i) if where else None, claim=f"{report.id}/{c.id}", headings=headings,
                           kind="row" if c.quote_kind == "table" else "claim", paragraph=i)
             u.sections = self.section_kinds(headings)  # a claim about fine-tuning: the rulebook reads its words
-            u.more_figures = _not_own(self._claim_figure(c), self._own)
+            u.more_figures = partial(self._claim_figures, c, self._own)
             u.context = " ".join(headings)
             u.reported_from = reported_from
             u.derived = c.status == "derived"
             out.append(u)
         return out
+
+    def _claim_figures(self, c: Claim, own: frozenset) -> list[Figure]:
+        return _not_own(self._claim_figure(c), own)
 
     def _claim_figure(self, c: Claim) -> list[Figure]:
         """The claim's own figure, typed by its unit ("GPU-hours": compute)."""
