@@ -94,8 +94,8 @@ class _Part:
         self.yields_to: list[_Part] = []  # resolved by the Rulebook, once every part exists
 
     def figure(self, unit: Unit) -> Optional[Figure]:
-        kinds = self.figures | (self.row_figures if unit.kind == "row" else set())
-        return next((f for f in unit.figures if f.kind in kinds), None)
+        kinds = self.figures | self.row_figures if unit.kind == "row" else self.figures
+        return next((f for f in unit.figures if f.kind in kinds), None) if kinds else None  # none read for nothing
 
 
 _FINE_TUNING = ("", "fine-tuning")
@@ -153,6 +153,8 @@ class Rulebook:
         self.vocabulary = vocabulary
         self.omissions: dict[str, Omission] = {o.id: o for o in vocabulary.omissions}
         self.parts = {o.id: [_Part(o.id, p, vocabulary.gazetteer) for p in o.parts] for o in vocabulary.omissions}
+        self.scopes = {o.id: frozenset(o.out_of_scope) for o in vocabulary.omissions}
+        self.partial_only = {o.id: frozenset(o.partial_only) for o in vocabulary.omissions}
         # the parts only a later way to disclosed names (a reference to an earlier check, for the threshold): an
         # absent verdict does not ask for them
         self.alternatives = {o.id: {x for r in o.rules[1:] for x in (*r.given, *r.mentioned)}
@@ -201,7 +203,7 @@ class Rulebook:
             context = contexts[u.context]
             in_fine_tuning = _FINE_TUNING in scan.anchors
             for o in self.vocabulary.omissions:
-                scope = set(o.out_of_scope)
+                scope = self.scopes[o.id]
                 if scope & u.sections or ("fine-tuning" in scope and in_fine_tuning):
                     if explain is not None:
                         explain.append(Dropped(o.id, u, f"in a {', '.join(sorted(scope & u.sections) or ['fine-tuning'])} "
@@ -251,7 +253,7 @@ class Rulebook:
                 out.append(Hit(other, part, cue.text, u, admission=True))
             elif explain is not None:
                 explain.append(Dropped(o.id, u, f"{p.id}: '{cue.text}' stands in a negation"))
-        limited = min(set(o.partial_only) & u.sections, default="") or (
+        limited = min(self.partial_only[o.id] & u.sections, default="") or (
             "fine-tuning" if "fine-tuning" in o.partial_only and in_fine_tuning else "")
         for p in parts:
             if p.id not in mentioned:
