@@ -302,6 +302,9 @@ def test_a_word_is_negated_exactly_when_its_clause_has_a_negation_among_the_five
     texts = [t for text in texts for t in text.split("\n\n")]  # paragraphs, as units are read
     texts += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 40))) for _ in range(3000)]
     texts.append("knot " + "b" * 395 + " restart")
+    # the 400 characters before a word start inside a word, at its start, or just after it, before a negation or not
+    texts += [f"{head}{'b' * n} restart" for head in ("knot ", "x not ", "(not ", "don't ", "rather than ")
+              for n in range(390, 402)]
     for text in texts:
         stems, pieces = read_words(text)
         u = Unit(text, words=stems, _pieces=pieces)
