@@ -7,8 +7,8 @@
 from __future__ import annotations
 
 import re
-from itertools import accumulate
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any, Optional
 
 import snowballstemmer
