@@ -23,18 +23,13 @@ _APART = {"developer": "developer", "developers": "developer"}
 _STEMS: dict[str, str] = dict(_APART)  # a plain dict: lru_cache's call took a quarter of reading a unit's words
 
 
-# A word of digits and signs only ("27.9"; "1e-4" is not one): the stemmer, which changes only letters, would leave
-# it as it is (a knowledge base's figures are mostly different numbers, each new to the cache)
-_NO_LETTERS = re.compile("[0-9.,;:()\u2014\u00b5\u03bc$<>=\u2264\u2265-]+")
-
-
 def stem(word: str) -> str:
     found = _STEMS.get(word)
     if found is None:
         if len(_STEMS) >= 100_000:
             _STEMS.clear()
             _STEMS.update(_APART)
-        found = _STEMS[word] = word if _NO_LETTERS.fullmatch(word) else _STEMMER.stemWord(word)
+        found = _STEMS[word] = _STEMMER.stemWord(word)
     return found
 
 
