@@ -253,8 +253,9 @@ class Rulebook:
                 out.append(Hit(other, part, cue.text, u, admission=True))
             elif explain is not None:
                 explain.append(Dropped(o.id, u, f"{p.id}: '{cue.text}' stands in a negation"))
-        limited = min(self.partial_only[o.id] & u.sections, default="") or (
-            "fine-tuning" if "fine-tuning" in o.partial_only and in_fine_tuning else "")
+        partial_only = self.partial_only[o.id]
+        limited = min(partial_only & u.sections, default="") or (
+            "fine-tuning" if "fine-tuning" in partial_only and in_fine_tuning else "")
         for p in parts:
             if p.id not in mentioned:
                 continue

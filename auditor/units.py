@@ -140,18 +140,15 @@ class Reader:
             u = self.unit(text, line=where(i) if where else None, claim=f"{report.id}/{c.id}", headings=headings,
                           kind="row" if c.quote_kind == "table" else "claim", paragraph=i)
             u.sections = self.section_kinds(headings)  # a claim about fine-tuning: the rulebook reads its words
-            u.more_figures = partial(self._claim_figures, c, self._own)
+            u.more_figures = partial(self._claim_figure, c, self._own)
             u.context = " ".join(headings)
             u.reported_from = reported_from
             u.derived = c.status == "derived"
             out.append(u)
         return out
 
-    def _claim_figures(self, c: Claim, own: frozenset) -> list[Figure]:
-        return _not_own(self._claim_figure(c), own)
-
-    def _claim_figure(self, c: Claim) -> list[Figure]:
-        """The claim's own figure, typed by its unit ("GPU-hours": compute)."""
+    def _claim_figure(self, c: Claim, own: frozenset) -> list[Figure]:
+        """The claim's own figure, typed by its unit ("GPU-hours": compute), unless it is one of the sizes `own`."""
         if c.value is None:
             return []
         shown = f"{c.value_text or c.value} {c.unit or ''}".strip()
@@ -160,7 +157,7 @@ class Reader:
             typed = self.figures.read(shown)[:1]
             if len(self._typed) < 100_000:  # a knowledge base repeats its units and figures
                 self._typed[shown] = typed
-        return typed or [Figure("number", shown, float(c.low), 0, 0)]
+        return _not_own(typed or [Figure("number", shown, float(c.low), 0, 0)], own)
 
     # Texts.
 
